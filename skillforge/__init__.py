@@ -1,0 +1,109 @@
+"""skillforge: muscle memory for tool-calling agents.
+
+An agent solves a task once; skillforge records its tool calls, traces every
+argument to the task text or an earlier result, and compiles the run into a
+plain Python function in ``skills/``. The next task of that shape runs as code.
+
+Example:
+    >>> import skillforge
+    >>> forge = skillforge.Forge(skills_dir="skills", state_dir=".skillforge")
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from ._agent import Agent, OpenAIAgent
+from ._compile import Compiled, Rejected, compile_run
+from ._config import Settings, load_settings
+from ._exceptions import (
+    AgentError,
+    ConfigError,
+    GuardFailed,
+    IndexError_,
+    InvalidTaskError,
+    NoAgentError,
+    NotSerializableError,
+    SandboxError,
+    SkillFileError,
+    SkillforgeError,
+    SkillforgeSignal,
+    ToolDefinitionError,
+    UserError,
+)
+from ._forge import Forge, Result
+from ._trajectory import Call, Outcome, ToolRef, Trajectory, canonical_json
+from ._version import __version__
+from .runtime import require
+
+__all__ = [
+    "Agent",
+    "AgentError",
+    "Call",
+    "Compiled",
+    "ConfigError",
+    "Forge",
+    "GuardFailed",
+    "IndexError_",
+    "InvalidTaskError",
+    "NoAgentError",
+    "NotSerializableError",
+    "OpenAIAgent",
+    "Outcome",
+    "Rejected",
+    "Result",
+    "SandboxError",
+    "Settings",
+    "SkillFileError",
+    "SkillforgeError",
+    "SkillforgeSignal",
+    "ToolDefinitionError",
+    "ToolRef",
+    "Trajectory",
+    "UserError",
+    "__version__",
+    "canonical_json",
+    "compile_run",
+    "default_forge",
+    "load_settings",
+    "require",
+    "solve",
+    "tool",
+]
+
+_default: Forge | None = None
+_default_lock = threading.Lock()
+
+
+def default_forge() -> Forge:
+    """The process-wide Forge behind ``skillforge.solve`` and ``skillforge.tool``.
+
+    Configured from ``[tool.skillforge]`` in the nearest ``pyproject.toml`` and
+    ``SKILLFORGE_*`` environment variables (see ``Settings``).
+    """
+    global _default
+    if _default is None:
+        with _default_lock:
+            if _default is None:
+                settings = load_settings()
+                agent = OpenAIAgent(model=settings.model) if settings.agent == "openai" else None
+                _default = Forge(
+                    skills_dir=settings.skills_dir,
+                    state_dir=settings.state_dir,
+                    agent=agent,
+                    chroma_url=settings.chroma_url,
+                    learn=settings.learn,
+                )
+    return _default
+
+
+def tool(func: Callable[..., Any] | None = None, /, *, read: bool = False, name: str | None = None) -> Any:
+    """``@skillforge.tool`` / ``@skillforge.tool(read=True)`` on the default Forge."""
+    return default_forge().tool(func, read=read, name=name) if func is not None else default_forge().tool(read=read, name=name)
+
+
+def solve(task: str) -> Result:
+    """Solve ``task`` on the default Forge: a skill if one fits, else its agent."""
+    return default_forge().solve(task)

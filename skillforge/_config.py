@@ -1,0 +1,88 @@
+"""Configuration: ``[tool.skillforge]`` in the user's ``pyproject.toml``, then ``SKILLFORGE_*`` variables.
+
+Environment variables win over the file. Unknown keys are errors, so a typo
+does not silently fall back to a default.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from ._exceptions import ConfigError
+
+__all__ = ["Settings", "load_settings"]
+
+ENV_PREFIX = "SKILLFORGE_"
+
+
+class Settings(BaseModel):
+    """Everything the default Forge is configured by.
+
+    Keys (``[tool.skillforge]`` / environment variable):
+        skills_dir / SKILLFORGE_SKILLS_DIR: where skill files live (default ``skills``).
+        state_dir / SKILLFORGE_STATE_DIR: derived state, the Chroma index (default ``.skillforge``).
+        chroma_url / SKILLFORGE_CHROMA_URL: use a Chroma server instead of the embedded store.
+        agent / SKILLFORGE_AGENT: ``"openai"`` to use ``OpenAIAgent``, ``"none"`` for no agent.
+        model / SKILLFORGE_MODEL: the model ``OpenAIAgent`` asks (default ``gpt-4o-mini``).
+        learn / SKILLFORGE_LEARN: write skills from successful agent runs (default true).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    skills_dir: str = "skills"
+    state_dir: str = ".skillforge"
+    chroma_url: str | None = None
+    agent: Literal["openai", "none"] = "none"
+    model: str = "gpt-4o-mini"
+    learn: bool = True
+
+
+def _find_pyproject(start: Path) -> Path | None:
+    for folder in (start, *start.parents):
+        candidate = folder / "pyproject.toml"
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def load_settings(cwd: str | os.PathLike[str] | None = None, environ: dict[str, str] | None = None) -> Settings:
+    """Read settings from the nearest ``pyproject.toml`` and the environment.
+
+    Relative directories in the file are taken relative to that file's folder.
+
+    Example:
+        >>> load_settings(environ={"SKILLFORGE_SKILLS_DIR": "/tmp/s"}).skills_dir
+        '/tmp/s'
+    """
+    env = os.environ if environ is None else environ
+    values: dict[str, object] = {}
+    base = Path(cwd or os.getcwd())
+    pyproject = _find_pyproject(base)
+    if pyproject is not None:
+        try:
+            data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+        except (OSError, tomllib.TOMLDecodeError) as e:
+            raise ConfigError(f"{pyproject}: cannot read [tool.skillforge] ({e})") from e
+        table = data.get("tool", {}).get("skillforge", {})
+        if not isinstance(table, dict):
+            raise ConfigError(f"{pyproject}: [tool.skillforge] must be a table")
+        values.update(table)
+        for key in ("skills_dir", "state_dir"):
+            if isinstance(values.get(key), str) and not Path(values[key]).is_absolute():  # type: ignore[arg-type]
+                values[key] = str(pyproject.parent / values[key])  # type: ignore[operator]
+    for field in Settings.model_fields:
+        raw = env.get(ENV_PREFIX + field.upper())
+        if raw is not None and raw != "":
+            values[field] = raw
+    try:
+        return Settings.model_validate(values)
+    except ValidationError as e:
+        problems = "; ".join(f"{'.'.join(map(str, err['loc']))}: {err['msg']}" for err in e.errors())
+        raise ConfigError(
+            f"invalid skillforge settings ({problems}); valid keys: {', '.join(Settings.model_fields)}"
+        ) from e

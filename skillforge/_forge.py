@@ -1,0 +1,427 @@
+"""The Forge: find → run → fall back → learn.
+
+``solve(task)`` looks for a skill whose template binds the task (hot template
+index first, Chroma candidates second). A hit runs the skill in the sandbox
+against the real tools; a miss, or a skill that stops, goes to the agent while
+every tool call is recorded; a clean agent run is compiled, admitted and
+written to ``skills/``.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, overload
+
+from ._agent import accepts_transcript
+from ._compile import Compiled, Rejected, admit
+from ._codegen import render_skill
+from ._exceptions import (
+    GuardFailed,
+    InvalidTaskError,
+    NoAgentError,
+    SandboxError,
+    SkillFileError,
+    UserError,
+)
+from ._index import HotIndex, Match, SemanticIndex
+from ._library import Library, SkillFile, read_skill_file
+from ._lifting import lift
+from ._sandbox import compile_skill, load_function
+from ._tools import Run, Tool, ToolRegistry, activate, deactivate
+from ._trajectory import Call, Outcome, Trajectory
+
+__all__ = ["Forge", "Result"]
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(slots=True)
+class Result:
+    """What ``solve()`` did for one task.
+
+    Attributes:
+        task: the task as given.
+        output: what the skill or the agent returned.
+        source: ``"skill"``, ``"agent"`` or ``"skill+agent"``.
+        skill: the skill that served the task (or started it), or None.
+        llm_calls: model requests made for this task (0 on a pure hit).
+        prompt_tokens / completion_tokens: tokens those requests used.
+        duration: seconds spent in ``solve()``.
+        error: why the task failed, or None if it succeeded.
+        learned: the name of the skill written from this run, if any.
+        not_learned: why an agent run was not turned into a skill, if it was not.
+        handover: why a skill stopped and handed over to the agent, if it did.
+    """
+
+    task: str
+    output: Any
+    source: str
+    skill: str | None
+    llm_calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    duration: float = 0.0
+    error: str | None = None
+    learned: str | None = None
+    not_learned: str | None = None
+    handover: str | None = None
+    _raw_calls: list[tuple[str, dict[str, Any], Any, str | None]] = field(default_factory=list, repr=False)
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    @property
+    def calls(self) -> list[Call]:
+        """The tool calls made, in order (tool, args, result, error)."""
+        return [Call.model_construct(tool=t, args=a, result=r, error=e) for t, a, r, e in self._raw_calls]
+
+
+def _check_task(task: Any) -> str:
+    if not isinstance(task, str):
+        raise InvalidTaskError(f"solve() takes the task as a str, got {type(task).__name__}: pass the task's text")
+    if not task.strip():
+        raise InvalidTaskError("solve() got an empty task: pass the text of what should be done")
+    return task
+
+
+class Forge:
+    """Records an agent's tool calls, learns skills from them, and serves repeats as code.
+
+    Args:
+        skills_dir: where skill files are written and read (the source of truth).
+        state_dir: derived state (the Chroma index); safe to delete.
+        agent: ``agent(task)`` that solves tasks by calling the tools; may be set later.
+        tools: already-decorated tools (of any forge) to register here too.
+        chroma_url: a Chroma server to use instead of the embedded store.
+        learn: write skills from successful agent runs.
+
+    Example:
+        >>> forge = Forge(skills_dir="skills", state_dir=".skillforge")
+        >>> @forge.tool(read=True)
+        ... def get_order(order_id: str) -> dict:
+        ...     return {"id": order_id, "status": "shipped"}
+        >>> get_order("7")          # outside solve() it is the plain function
+        {'id': '7', 'status': 'shipped'}
+    """
+
+    def __init__(
+        self,
+        skills_dir: str | os.PathLike[str] = "skills",
+        state_dir: str | os.PathLike[str] = ".skillforge",
+        agent: Callable[..., Any] | None = None,
+        *,
+        tools: Iterable[Callable[..., Any]] = (),
+        chroma_url: str | None = None,
+        learn: bool = True,
+    ) -> None:
+        self.library = Library(skills_dir)
+        self.state_dir = Path(state_dir)
+        self.agent = agent
+        self.learn_enabled = learn
+        self.registry = ToolRegistry()
+        self.instances: dict[str, Any] = {}
+        self.semantic = SemanticIndex(self.state_dir / "chroma", url=chroma_url)
+        self._hot: HotIndex | None = None
+        self._problems: list[SkillFileError] = []
+        self._synced = False
+        for t in tools:
+            self.registry.register(t)
+
+    @property
+    def skills_dir(self) -> Path:
+        return self.library.dir
+
+    # -- tools ----------------------------------------------------------------------
+    @overload
+    def tool(self, func: Callable[..., Any], /) -> Callable[..., Any]: ...
+    @overload
+    def tool(
+        self, func: None = None, /, *, read: bool = False, name: str | None = None
+    ) -> Callable[[Callable[..., Any]], Callable[..., Any]]: ...
+
+    def tool(self, func: Callable[..., Any] | None = None, /, *, read: bool = False, name: str | None = None) -> Any:
+        """Register a tool: ``@forge.tool`` (a write) or ``@forge.tool(read=True)`` (an observation).
+
+        The decorated function is returned unchanged in behaviour: outside
+        ``solve()`` it only runs.
+        """
+        if func is not None:
+            return self.registry.register(func, read=read, name=name)
+
+        def decorate(f: Callable[..., Any]) -> Callable[..., Any]:
+            return self.registry.register(f, read=read, name=name)
+
+        return decorate
+
+    def provide(self, *instances: Any) -> None:
+        """Make instances available to skills and agents whose tools are their methods."""
+        for inst in instances:
+            self.instances[type(inst).__qualname__] = inst
+
+    # -- the library ---------------------------------------------------------------
+    def _index(self) -> HotIndex:
+        if self._hot is None:
+            self.reload()
+        return self._hot  # type: ignore[return-value]
+
+    def reload(self) -> None:
+        """Read ``skills/`` again (after another process or a person changed it)."""
+        hot = HotIndex()
+        skills, problems = self.library.scan()
+        for p in problems:
+            logger.warning("skipping skill file %s: %s (it will not be run)", p.path, p.reason)
+        for skill in skills:
+            why = self._unusable(skill)
+            if why:
+                logger.info("skill %s is not usable here: %s", skill.name, why)
+                continue
+            hot.add(skill)
+        self._problems = problems
+        self._hot = hot
+
+    @property
+    def problems(self) -> list[SkillFileError]:
+        """Skill files that could not be read at the last (re)load."""
+        self._index()
+        return list(self._problems)
+
+    def _unusable(self, skill: SkillFile) -> str | None:
+        for name, ref in skill.tools.items():
+            tool = self.registry.tools.get(name)
+            if tool is None:
+                return f"tool {name!r} is not registered with this forge"
+            if (tool.module, tool.qualname) != (ref.module, ref.qualname):
+                return f"tool {name!r} is {tool.module}.{tool.qualname} here, the skill imports {ref.module}.{ref.qualname}"
+            if ref.fingerprint and tool.schema.fingerprint != ref.fingerprint:
+                return (
+                    f"tool {name!r} changed its signature since the skill was learned; "
+                    f"delete {skill.path} to re-learn it, or edit it and its SKILL fingerprint"
+                )
+        return None
+
+    def skills(self) -> list[SkillFile]:
+        """The usable skills, by name."""
+        return sorted(self._index().by_name.values(), key=lambda s: s.name)
+
+    def reindex(self) -> int:
+        """Rebuild the derived Chroma index from ``skills/``; returns entries changed."""
+        self.reload()
+        return self.semantic.sync(list(self._index().by_name.values()))
+
+    def find(self, task: str) -> Match | None:
+        """The skill whose template binds ``task`` (most specific first), or None."""
+        hot = self._index()
+        match = hot.find(task)
+        if match is not None or not len(hot):
+            return match
+        names = self._semantic_candidates(task, hot)
+        return hot.find_among(names, task) if names else None
+
+    def _semantic_candidates(self, task: str, hot: HotIndex) -> list[str]:
+        try:
+            if not self._synced:
+                self.semantic.sync(list(hot.by_name.values()))
+                self._synced = True
+            return self.semantic.query(task)
+        except Exception as e:  # the index is derived: a broken one costs hits, never correctness
+            logger.warning("semantic index unavailable (%s); only exact template shapes will hit", e)
+            return []
+
+    def _function(self, skill: SkillFile) -> Callable[..., Any]:
+        if skill.func is None:
+            modules: dict[str, dict[str, Any]] = {}
+            for name, ref in skill.tools.items():
+                if not ref.method:
+                    modules.setdefault(ref.module, {})[ref.qualname] = self.registry.tools[name].wrapper
+            code = compile_skill(skill.source, str(skill.path))
+            skill.func = load_function(code, skill.name, modules, f"skills.{skill.name}")
+        return skill.func
+
+    # -- solving -------------------------------------------------------------------
+    def solve(self, task: str) -> Result:
+        """Serve ``task`` from a skill if one binds it, else from the agent (and learn).
+
+        Raises:
+            InvalidTaskError: ``task`` is not a non-empty string.
+            NoAgentError: no skill binds the task and no agent is configured.
+        """
+        start = time.perf_counter()
+        _check_task(task)
+        match = self.find(task)
+        if match is None:
+            return self._agent_run(task, start, transcript=None, skill=None, handover=None)
+        skill = match.skill
+        try:
+            func = self._function(skill)
+        except SandboxError as e:
+            logger.warning("skill %s does not load in the sandbox (%s); the agent takes over", skill.path, e)
+            return self._agent_run(task, start, transcript=None, skill=None, handover=f"skill {skill.name} failed to load: {e}")
+        kwargs = match.params
+        if skill.instances:
+            kwargs = dict(kwargs)
+            for param, owner in skill.instances:
+                inst = self.instances.get(owner)
+                if inst is None:
+                    return self._agent_run(
+                        task, start, transcript=None, skill=None,
+                        handover=f"no {owner} instance provided (forge.provide(...))",
+                    )
+                kwargs[param] = inst
+        run = Run(snapshot=False, instances=self.instances, tools=self.registry.tools)
+        token = activate(run)
+        try:
+            output = func(**kwargs)
+        except GuardFailed as g:
+            reason = f"guard failed: {g.reason}"
+        except Exception as e:
+            reason = f"{type(e).__name__}: {e}"
+        else:
+            return Result(
+                task=task, output=output, source="skill", skill=skill.name,
+                duration=time.perf_counter() - start, _raw_calls=run.calls,
+            )
+        finally:
+            deactivate(token)
+        logger.info("skill %s stopped after %d calls (%s); handing over", skill.name, len(run.calls), reason)
+        transcript = [Call.model_construct(tool=t, args=a, result=r, error=e) for t, a, r, e in run.calls]
+        return self._agent_run(task, start, transcript=transcript, skill=skill.name, handover=reason, prior=run.calls)
+
+    def _agent_run(
+        self,
+        task: str,
+        start: float,
+        *,
+        transcript: list[Call] | None,
+        skill: str | None,
+        handover: str | None,
+        prior: list[Any] | None = None,
+    ) -> Result:
+        agent = self.agent
+        if agent is None:
+            raise NoAgentError(
+                f"no skill matches {task!r} and no agent is configured: pass agent= to Forge(), "
+                "assign forge.agent, or set SKILLFORGE_AGENT=openai for the default forge"
+            )
+        prior = prior or []
+        source = "skill+agent" if transcript is not None else "agent"
+        wrote = any(not self._is_read(t) for t, _a, _r, e in prior if e is None)
+        resumes = accepts_transcript(agent)
+        if transcript is not None and wrote and not resumes:
+            return Result(
+                task=task, output=None, source="skill", skill=skill, duration=time.perf_counter() - start,
+                error=f"the skill stopped after a write ({handover}) and the agent cannot resume from a transcript; "
+                "writes are never repeated, so the task was left for a person",
+                handover=handover, _raw_calls=list(prior),
+            )
+        run = Run(snapshot=True, instances=self.instances, tools=self.registry.tools)
+        token = activate(run)
+        error = None
+        output = None
+        try:
+            if transcript is not None and resumes:
+                output = agent(task, transcript=transcript)
+            else:
+                output = agent(task)
+        except UserError:
+            raise
+        except Exception as e:
+            error = f"{type(e).__name__}: {e}"
+            if run.calls and run.calls[-1][3] is not None:
+                error = f"tool {run.calls[-1][0]!r} raised {run.calls[-1][3]}"
+        finally:
+            deactivate(token)
+        result = Result(
+            task=task, output=output, source=source, skill=skill,
+            llm_calls=run.llm_calls, prompt_tokens=run.prompt_tokens, completion_tokens=run.completion_tokens,
+            error=error, handover=handover, _raw_calls=list(prior) + run.calls,
+        )
+        if error is None and transcript is None and self.learn_enabled:
+            self._learn_from(task, run, output, result)
+        elif error is not None:
+            result.not_learned = f"the run failed: {error}"
+        elif transcript is not None:
+            result.not_learned = "runs that resume a skill are not learned yet"
+        else:
+            result.not_learned = "learning is off"
+        result.duration = time.perf_counter() - start
+        return result
+
+    def _is_read(self, tool: str) -> bool:
+        t = self.registry.tools.get(tool)
+        return bool(t and t.read)
+
+    # -- learning ------------------------------------------------------------------
+    def _learn_from(self, task: str, run: Run, output: Any, result: Result) -> None:
+        if run.unlearnable is not None:
+            result.not_learned = str(run.unlearnable)
+            return
+        try:
+            traj = self.trajectory(task, run.calls, output)
+        except UserError as e:
+            result.not_learned = str(e)
+            return
+        verdict = self.learn(traj)
+        match verdict:
+            case Compiled(spec=spec):
+                result.learned = spec.name
+            case Rejected(reason=reason):
+                result.not_learned = reason
+                logger.info("not learned: %s", reason)
+
+    def trajectory(self, task: str, calls: list[tuple[str, dict[str, Any], Any, str | None]], output: Any) -> Trajectory:
+        """Build the trajectory of a recorded run (tools referenced by the registry)."""
+        from ._trajectory import json_snapshot
+
+        out = json_snapshot(output, "(agent)", "final answer")
+        used = sorted({c[0] for c in calls})
+        tools = {name: self.registry.tools[name].ref() for name in used if name in self.registry.tools}
+        return Trajectory(
+            task=task,
+            calls=[Call(tool=t, args=a, result=r, error=e) for t, a, r, e in calls],
+            outcome=Outcome(ok=True, output=out),
+            tools=tools,
+        )
+
+    def learn(self, traj: Trajectory) -> Compiled | Rejected:
+        """Compile, admit and write a skill from a successful run; the verdict, never an exception."""
+        spec = lift(traj)
+        if isinstance(spec, Rejected):
+            return spec
+        hot = self._index()
+        with self.library.lock():
+            taken = {p.stem for p in self.library.paths()}
+            for existing in hot.by_name.values():
+                if existing.template.text == spec.template:
+                    return Rejected(f"skill {existing.name} already has the template {spec.template!r}")
+            name = spec.name
+            i = 2
+            while name in taken:
+                name = f"{spec.name}_{i}"
+                i += 1
+            if name != spec.name:
+                spec = lift(traj, name=name)
+                if isinstance(spec, Rejected):  # pragma: no cover - lifting is deterministic
+                    return spec
+            source = render_skill(spec)
+            verdict = admit(source, spec, traj)
+            if isinstance(verdict, Rejected):
+                return verdict
+            path = self.library.write(spec.name, source, [traj])
+        skill = read_skill_file(path)
+        hot.add(skill)
+        logger.info("learned skill %s from %r", skill.name, traj.task)
+        if self._synced:
+            try:
+                self.semantic.upsert(skill)
+            except Exception as e:
+                logger.warning("could not add %s to the semantic index (%s); `skillforge reindex` repairs it", skill.name, e)
+        return verdict
+
+    def tool_named(self, name: str) -> Tool:
+        return self.registry.tools[name]

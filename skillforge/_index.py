@@ -1,0 +1,243 @@
+"""Finding a skill for a task: an in-memory template index, and a derived Chroma index.
+
+The hot path is a dict from a task's *shape key* (literal words, value-like
+tokens as one mark) to the templates of that shape; binding then decides. For
+templates with free-text slots, Chroma proposes candidates and binding decides
+again. Chroma never decides a hit on its own: retrieval is a suggestion, the
+template is the proof.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ._exceptions import ConfigError, IndexError_
+from ._template import shape_key
+
+__all__ = ["HashingEmbedding", "HotIndex", "Match", "SemanticIndex"]
+
+logger = logging.getLogger(__name__)
+
+COLLECTION = "skillforge_skills"
+
+
+@dataclass(frozen=True, slots=True)
+class Match:
+    """A skill whose template binds the task, with the bound parameters."""
+
+    skill: Any  # SkillFile
+    params: dict[str, Any]
+
+
+def _best(candidates: Any, task: str) -> Match | None:
+    best: Match | None = None
+    best_rank: tuple[Any, ...] | None = None
+    for skill in candidates:
+        params = skill.template.bind(task)
+        if params is None:
+            continue
+        rank = (skill.template.specificity, skill.name)
+        if best_rank is None or rank[0] > best_rank[0] or (rank[0] == best_rank[0] and rank[1] < best_rank[1]):
+            best, best_rank = Match(skill, params), rank
+    return best
+
+
+class HotIndex:
+    """Templates by shape key: O(1) in the number of skills."""
+
+    def __init__(self) -> None:
+        self.by_key: dict[str, list[Any]] = {}
+        self.free: dict[str, Any] = {}  # name → skill, for templates with free-text slots
+        self.by_name: dict[str, Any] = {}
+
+    def add(self, skill: Any) -> None:
+        self.remove(skill.name)
+        self.by_name[skill.name] = skill
+        key = skill.template.key
+        if key is None:
+            self.free[skill.name] = skill
+        else:
+            self.by_key.setdefault(key, []).append(skill)
+
+    def remove(self, name: str) -> None:
+        old = self.by_name.pop(name, None)
+        if old is None:
+            return
+        self.free.pop(name, None)
+        key = old.template.key
+        if key is not None:
+            bucket = self.by_key.get(key, [])
+            bucket[:] = [s for s in bucket if s.name != name]
+            if not bucket:
+                self.by_key.pop(key, None)
+
+    def find(self, task: str) -> Match | None:
+        bucket = self.by_key.get(shape_key(task))
+        return _best(bucket, task) if bucket else None
+
+    def find_among(self, names: list[str], task: str) -> Match | None:
+        return _best([self.by_name[n] for n in names if n in self.by_name], task)
+
+    def __len__(self) -> int:
+        return len(self.by_name)
+
+
+_WORDS = re.compile(r"[a-z]+|\d+")
+
+
+class HashingEmbedding:
+    """An offline embedding: words and character trigrams hashed into a fixed vector.
+
+    Stable across processes (``zlib.crc32``, not ``hash()``), L2-normalised,
+    registered with Chroma so a collection reopens in a new process.
+    """
+
+    def __init__(self, dim: int = 256) -> None:
+        self.dim = dim
+
+    def __call__(self, input: list[str]) -> list[Any]:  # noqa: A002 - chroma's protocol name
+        import numpy as np
+
+        out = []
+        for text in input:
+            vec = np.zeros(self.dim, dtype=np.float32)
+            low = text.lower()
+            feats = _WORDS.findall(low)
+            squashed = f" {' '.join(feats)} "
+            feats += [squashed[i : i + 3] for i in range(len(squashed) - 2)]
+            for f in feats:
+                h = zlib.crc32(f.encode("utf-8"))
+                vec[h % self.dim] += 1.0 if (h >> 16) & 1 else -1.0
+            norm = float(np.linalg.norm(vec))
+            out.append(vec / norm if norm else vec)
+        return out
+
+    def embed_query(self, input: list[str]) -> list[Any]:  # noqa: A002
+        return self(input)
+
+    def embed_documents(self, input: list[str]) -> list[Any]:  # noqa: A002
+        return self(input)
+
+    @staticmethod
+    def name() -> str:
+        return "skillforge-hashing"
+
+    def get_config(self) -> dict[str, Any]:
+        return {"dim": self.dim}
+
+    @staticmethod
+    def build_from_config(config: dict[str, Any]) -> HashingEmbedding:
+        return HashingEmbedding(dim=int(config.get("dim", 256)))
+
+    def default_space(self) -> str:
+        return "cosine"
+
+    def supported_spaces(self) -> list[str]:
+        return ["cosine", "l2", "ip"]
+
+    def is_legacy(self) -> bool:
+        return False
+
+
+_registered = False
+
+
+def _embedding_function() -> Any:
+    global _registered
+    from chromadb.utils.embedding_functions import register_embedding_function
+
+    if not _registered:
+        try:
+            register_embedding_function(HashingEmbedding)
+        except ValueError:  # already registered in this process
+            pass
+        _registered = True
+    return HashingEmbedding()
+
+
+def skill_document(skill: Any) -> str:
+    """The text a skill is retrieved by: its template and the task it was learned from."""
+    return f"{skill.template.text}\n{skill.task}"
+
+
+class SemanticIndex:
+    """The Chroma collection derived from ``skills/``: embedded by default, a server if a URL is given."""
+
+    def __init__(self, path: Path, url: str | None = None) -> None:
+        self.path = path
+        self.url = url
+        self._collection: Any = None
+
+    @property
+    def collection(self) -> Any:
+        if self._collection is None:
+            self._collection = self._open()
+        return self._collection
+
+    def _open(self) -> Any:
+        try:
+            import chromadb
+            from chromadb.config import Settings
+        except ImportError as e:  # pragma: no cover - chromadb is a dependency
+            raise IndexError_(f"chromadb is not installed ({e})") from e
+        settings = Settings(anonymized_telemetry=False)
+        try:
+            if self.url:
+                from urllib.parse import urlparse
+
+                u = urlparse(self.url)
+                if not u.hostname:
+                    raise ConfigError(f"SKILLFORGE_CHROMA_URL={self.url!r} is not a URL like http://127.0.0.1:8000")
+                client = chromadb.HttpClient(
+                    host=u.hostname, port=u.port or 8000, ssl=u.scheme == "https", settings=settings
+                )
+            else:
+                self.path.mkdir(parents=True, exist_ok=True)
+                client = chromadb.PersistentClient(path=str(self.path), settings=settings)
+            return client.get_or_create_collection(
+                COLLECTION, embedding_function=_embedding_function(), metadata={"hnsw:space": "cosine"}
+            )
+        except ConfigError:
+            raise
+        except Exception as e:
+            where = self.url or str(self.path)
+            raise IndexError_(f"cannot open the Chroma index at {where}: {e}") from e
+
+    def sync(self, skills: list[Any]) -> int:
+        """Make the collection match ``skills`` (by content hash); returns how many entries changed."""
+        coll = self.collection
+        have = coll.get(include=["metadatas"])
+        current = {i: (m or {}).get("hash") for i, m in zip(have["ids"], have["metadatas"] or [])}
+        wanted = {s.name: s for s in skills}
+        stale = sorted(n for n, s in wanted.items() if current.get(n) != s.content_hash)
+        gone = sorted(set(current) - set(wanted))
+        if gone:
+            coll.delete(ids=gone)
+        if stale:
+            batch = [wanted[n] for n in stale]
+            coll.upsert(
+                ids=[s.name for s in batch],
+                documents=[skill_document(s) for s in batch],
+                metadatas=[{"hash": s.content_hash, "template": s.template.text} for s in batch],
+            )
+        return len(stale) + len(gone)
+
+    def upsert(self, skill: Any) -> None:
+        self.collection.upsert(
+            ids=[skill.name],
+            documents=[skill_document(skill)],
+            metadatas=[{"hash": skill.content_hash, "template": skill.template.text}],
+        )
+
+    def query(self, task: str, n: int = 8) -> list[str]:
+        coll = self.collection
+        count = coll.count()
+        if count == 0:
+            return []
+        res = coll.query(query_texts=[task], n_results=min(n, count), include=[])
+        return list(res["ids"][0])

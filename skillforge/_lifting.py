@@ -1,0 +1,351 @@
+"""Lifting: Trajectory → SkillSpec. Every argument is traced to where it came from.
+
+Rules, in order, for each argument value (and for the run's output):
+
+1. **Task span** — a value that occurs in the task text (on word boundaries)
+   becomes a parameter, and its span a slot of the task template. A span used
+   twice is one parameter.
+2. **Reference** — a value equal to something inside an earlier tool result
+   becomes a reference to it (``order["payment_id"]``); the earliest call and
+   the shallowest path win.
+3. **Containers** — a list or dict not found whole is lifted element by element.
+4. **Composition** — a string built from parameters and result values becomes
+   an f-string (``f"Order {order_id} is {order['status']}"``).
+5. **Constant** — anything else stays a learned constant, marked in the skill.
+
+Task spans beat result values: what the user asked for is the stronger source.
+Pure and deterministic: the same trajectory gives the same spec.
+"""
+
+from __future__ import annotations
+
+import keyword
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from ._spec import Const, DictOf, Expr, Fmt, ListOf, Param, Ref, SkillSpec, Step
+from ._template import Slot, TaskTemplate, slot_kind
+from ._trajectory import Trajectory, canonical_json
+
+__all__ = ["Rejected", "lift", "skill_name"]
+
+_MAX_NODES = 5000  # per result: beyond this, deeper values are not indexed
+_VERB_PREFIXES = ("get_", "fetch_", "find_", "lookup_", "look_up_", "list_", "search_", "read_", "load_", "query_")
+_STOP_WORDS = frozenset(
+    "a an the of to for on in is are was my me i you your our please with and at by from "
+    "can could would will this that it be do does did".split()
+)
+_RESERVED = frozenset({"require", "SKILL", "result", "str", "int", "float", "list", "dict", "len"})
+_IDENT = re.compile(r"[^0-9a-zA-Z_]+")
+
+
+@dataclass(frozen=True, slots=True)
+class Rejected:
+    """A run that cannot become a skill, and why."""
+
+    reason: str
+
+
+def _ident(text: str, fallback: str) -> str:
+    name = _IDENT.sub("_", text).strip("_").lower()
+    if not name:
+        name = fallback
+    if name[0].isdigit():
+        name = f"{fallback}_{name}"
+    if keyword.iskeyword(name) or name in _RESERVED:
+        name = f"{name}_"
+    return name
+
+
+def skill_name(template: str) -> str:
+    """A readable function name from a template's literal words.
+
+    >>> skill_name("Refund order #{order_id}")
+    'refund_order'
+    >>> skill_name("What is the status of order {order_id}?")
+    'what_status_order'
+    """
+    literal = re.sub(r"\{[^{}]*\}", " ", template.replace("{{", " ").replace("}}", " "))
+    words = [w.lower() for w in re.findall(r"[A-Za-z]+", literal)]
+    kept = [w for w in words if w not in _STOP_WORDS] or words
+    return _ident("_".join(kept[:4]), "skill")
+
+
+class _Namer:
+    """Unique Python names, deterministic in the order they are asked for."""
+
+    def __init__(self, taken: set[str]) -> None:
+        self.taken = set(taken)
+
+    def take(self, base: str) -> str:
+        name = base
+        i = 2
+        while name in self.taken:
+            name = f"{base}_{i}"
+            i += 1
+        self.taken.add(name)
+        return name
+
+
+def _is_scalar(v: Any) -> bool:
+    return type(v) in (str, int, float)
+
+
+class _TaskSpans:
+    """Finds values in the task text, on word boundaries, without overlaps."""
+
+    def __init__(self, task: str) -> None:
+        self.task = task
+        self.claimed: list[tuple[int, int, str]] = []  # (start, end, param name)
+
+    def _overlaps(self, start: int, end: int) -> str | None:
+        for s, e, name in self.claimed:
+            if start < e and s < end:
+                return name if (s, e) == (start, end) else ""
+        return None
+
+    def find(self, value: Any) -> tuple[int, int] | None:
+        if type(value) is str:
+            if len(value) < 2 and not value.isdigit():
+                return None
+            pattern = re.escape(value)
+        elif type(value) is int:
+            pattern = re.escape(str(value))
+        elif type(value) is float:
+            pattern = re.escape(str(int(value)) if value.is_integer() else repr(value))
+            if value.is_integer():
+                pattern += r"(?:\.0+)?"
+        else:
+            return None
+        for m in re.finditer(rf"(?<![\w.]){pattern}(?![\w]|\.\d)", self.task):
+            hit = self._overlaps(m.start(), m.end())
+            if hit is None or hit:
+                return m.start(), m.end()
+        return None
+
+
+class _Lifter:
+    def __init__(self, traj: Trajectory) -> None:
+        self.traj = traj
+        self.spans = _TaskSpans(traj.task)
+        self.params: dict[tuple[int, int], tuple[str, Any]] = {}  # span → (name, value)
+        self.namer = _Namer(set(traj.tools) | _RESERVED)
+        self.index: dict[str, tuple[int, tuple[str | int, ...]]] = {}  # canonical value → first source
+        self.scalars: list[tuple[str, Expr, int, str]] = []  # (text, expr, priority, format spec)
+        self.referenced: set[int] = set()
+        self.constants = 0
+
+    # -- sources ------------------------------------------------------------------
+    def add_result(self, call: int, result: Any) -> None:
+        budget = [_MAX_NODES]
+
+        def walk(v: Any, path: tuple[str | int, ...]) -> None:
+            if budget[0] <= 0:
+                return
+            budget[0] -= 1
+            if v is None or type(v) is bool or v == "" or v == [] or v == {}:
+                return
+            key = canonical_json(v) if not _is_scalar(v) else f"{type(v).__name__}:{v!r}"
+            if key not in self.index:
+                self.index[key] = (call, path)
+                if _is_scalar(v) and (type(v) is not str or len(v) >= 2):
+                    self.scalars.append((str(v), Ref(call, path), 1 + call, ""))
+                    if type(v) is float:
+                        self.scalars.append((format(v, ".2f"), Ref(call, path), 1 + call, ".2f"))
+            if type(v) is dict:
+                for k in v:
+                    walk(v[k], (*path, k))
+            elif type(v) is list:
+                for i, item in enumerate(v):
+                    walk(item, (*path, i))
+
+        walk(result, ())
+
+    def _param(self, value: Any, hint: str) -> Param | None:
+        span = self.spans.find(value)
+        if span is None:
+            return None
+        if span in self.params:
+            name, seen = self.params[span]
+            return Param(name) if type(seen) is type(value) and seen == value else None
+        name = self.namer.take(_ident(hint, "value"))
+        self.params[span] = (name, value)
+        self.spans.claimed.append((span[0], span[1], name))
+        self.scalars.append((str(value), Param(name), 0, ""))
+        return Param(name)
+
+    def _ref(self, value: Any) -> Ref | None:
+        key = canonical_json(value) if not _is_scalar(value) else f"{type(value).__name__}:{value!r}"
+        src = self.index.get(key)
+        if src is None:
+            return None
+        self.referenced.add(src[0])
+        return Ref(*src)
+
+    # -- values -------------------------------------------------------------------
+    def lift(self, value: Any, hint: str) -> Expr:
+        if _is_scalar(value):
+            found = self._param(value, hint) or self._ref(value)
+            if found is not None:
+                return found
+            if type(value) is str:
+                fmt = self._compose(value)
+                if fmt is not None:
+                    return fmt
+            self.constants += 1
+            return Const(value)
+        if type(value) in (list, dict) and value:
+            whole = self._ref(value)
+            if whole is not None:
+                return whole
+            if type(value) is list:
+                items = tuple(self.lift(v, f"{hint}_{i}" if len(value) > 1 else hint) for i, v in enumerate(value))
+                if all(type(e) is Const for e in items):
+                    return Const(value)
+                return ListOf(items)
+            pairs = tuple((k, self.lift(v, k)) for k, v in value.items())
+            if all(type(e) is Const for _, e in pairs):
+                return Const(value)
+            return DictOf(pairs)
+        if value is not None and type(value) is not bool:
+            self.constants += 1
+        return Const(value)
+
+    def _compose(self, text: str) -> Fmt | None:
+        """Split ``text`` into literal text and known values (longest, then task-first)."""
+        taken: list[tuple[int, int, Expr, str]] = []
+        for piece, expr, _prio, spec in sorted(self.scalars, key=lambda s: (-len(s[0]), s[2], s[3] == "")):
+            if len(piece) < 2 and not piece.isdigit():
+                continue
+            for m in re.finditer(rf"(?<![\w.]){re.escape(piece)}(?![\w]|\.\d)", text):
+                if any(m.start() < e and s < m.end() for s, e, _, _ in taken):
+                    continue
+                taken.append((m.start(), m.end(), expr, spec))
+        if not taken:
+            return None
+        taken.sort(key=lambda t: t[0])
+        parts: list[str | tuple[Expr, str]] = []
+        pos = 0
+        for s, e, expr, spec in taken:
+            if s > pos:
+                parts.append(text[pos:s])
+            if isinstance(expr, Ref):
+                self.referenced.add(expr.call)
+            parts.append((expr, spec))
+            pos = e
+        if pos < len(text):
+            parts.append(text[pos:])
+        return Fmt(tuple(parts))
+
+
+def _result_var(tool: str) -> str:
+    for prefix in _VERB_PREFIXES:
+        if tool.startswith(prefix) and len(tool) > len(prefix):
+            return tool[len(prefix) :]
+    return f"{tool}_result"
+
+
+def lift(traj: Trajectory, *, name: str | None = None) -> SkillSpec | Rejected:
+    """Lift a successful run into a SkillSpec, or say why it cannot be one.
+
+    Example:
+        >>> from skillforge._trajectory import Call, Outcome, ToolRef
+        >>> t = Trajectory(task="Refund order #1042", outcome=Outcome(ok=True, output="done"),
+        ...     calls=[Call(tool="get_order", args={"order_id": "1042"}, result={"pay": "P9"}),
+        ...            Call(tool="refund", args={"payment_id": "P9"}, result=True)],
+        ...     tools={"get_order": ToolRef(module="m", qualname="get_order", read=True),
+        ...            "refund": ToolRef(module="m", qualname="refund")})
+        >>> spec = lift(t)
+        >>> spec.template, spec.steps[1].args
+        ('Refund order #{order_id}', (('payment_id', Ref(call=0, path=('pay',))),))
+    """
+    if not traj.outcome.ok:
+        return Rejected(f"the run did not succeed: {traj.outcome.error}")
+    failed = [c for c in traj.calls if c.error is not None]
+    if failed:
+        return Rejected(f"tool {failed[0].tool!r} raised during the run ({failed[0].error}); only clean runs are learned")
+    missing = sorted({c.tool for c in traj.calls} - set(traj.tools))
+    if missing:
+        return Rejected(f"the run has no tool reference for {missing}")
+    for tool_name, ref in sorted(traj.tools.items()):
+        if ref.module in ("", "__main__"):
+            return Rejected(
+                f"tool {tool_name!r} is defined in {ref.module or 'an unknown module'!r}, which a skill file "
+                "cannot import; define tools in an importable module"
+            )
+        if "<locals>" in ref.qualname:
+            return Rejected(f"tool {tool_name!r} is defined inside a function ({ref.qualname}); skill files cannot import it")
+
+    lifter = _Lifter(traj)
+    raw_steps: list[tuple[str, tuple[tuple[str, Expr], ...]]] = []
+    for i, call in enumerate(traj.calls):
+        args = tuple((k, lifter.lift(v, k)) for k, v in call.args.items())
+        raw_steps.append((call.tool, args))
+        lifter.add_result(i, call.result)
+    output = lifter.lift(traj.outcome.output, "output")
+
+    slots_by_span = sorted(lifter.params.items())
+    slots = tuple(Slot(n, slot_kind(v), type(v).__name__) for _span, (n, v) in slots_by_span)
+    pieces: list[str] = []
+    pos = 0
+    task = traj.task
+    for (s, e), (pname, _v) in slots_by_span:
+        pieces.append(task[pos:s].replace("{", "{{").replace("}", "}}"))
+        pieces.append("{" + pname + "}")
+        pos = e
+    pieces.append(task[pos:].replace("{", "{{").replace("}", "}}"))
+    template = "".join(pieces).strip()
+    # every other occurrence of a slot's text is that slot too: it must vary together
+    for (_s, _e), (pname, v) in slots_by_span:
+        text = str(v)
+        if len(text) >= 2:
+            template = _also_slot(template, text, pname)
+    TaskTemplate(template, list(slots))  # raises ValueError on a malformed template (a bug, not input)
+
+    namer = _Namer(lifter.namer.taken)
+    var_of: dict[int, str] = {}
+    for i, (tool, _args) in enumerate(raw_steps):
+        if i in lifter.referenced:
+            var_of[i] = namer.take(_ident(_result_var(tool), "result"))
+    instances: list[tuple[str, str]] = []
+    for tool in sorted({c.tool for c in traj.calls}):
+        ref = traj.tools[tool]
+        if ref.method:
+            owner = ref.qualname.rsplit(".", 1)[0]
+            if owner not in [o for _, o in instances]:
+                instances.append((namer.take(_ident(_snake(owner.rsplit(".", 1)[-1]), "instance")), owner))
+    steps = tuple(Step(tool=t, args=a, var=var_of.get(i)) for i, (t, a) in enumerate(raw_steps))
+    return SkillSpec(
+        name=name or skill_name(template),
+        template=template,
+        slots=slots,
+        examples={n: v for _span, (n, v) in slots_by_span},
+        steps=steps,
+        output=output,
+        tools={t: traj.tools[t] for t in sorted({c.tool for c in traj.calls})},
+        instances=tuple(instances),
+        runs=(traj.hash,),
+        task=traj.task,
+        constants=lifter.constants,
+        meta={"vars": var_of},
+    )
+
+
+def _snake(name: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+
+
+def _also_slot(template: str, text: str, pname: str) -> str:
+    out: list[str] = []
+    pos = 0
+    for m in re.finditer(r"\{\{|\}\}|\{[^{}]*\}", template):
+        out.append(_sub_literal(template[pos : m.start()], text, pname))
+        out.append(m.group(0))
+        pos = m.end()
+    out.append(_sub_literal(template[pos:], text, pname))
+    return "".join(out)
+
+
+def _sub_literal(literal: str, text: str, pname: str) -> str:
+    return re.sub(rf"(?<![\w.]){re.escape(text)}(?![\w]|\.\d)", "{" + pname + "}", literal)

@@ -1,0 +1,83 @@
+"""SkillSpec: what lifting produces and codegen renders. Plain frozen data.
+
+Expressions say where each argument comes from:
+
+- ``Param(name)``            a span of the task, bound by the template
+- ``Ref(call, path)``        a value inside the result of an earlier call
+- ``Const(value)``           a learned constant (no source found)
+- ``ListOf`` / ``DictOf``    containers built from several sources
+- ``Fmt(parts)``             a string composed of text and values (an f-string)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Union
+
+from ._template import Slot
+from ._trajectory import ToolRef
+
+__all__ = ["Const", "DictOf", "Expr", "Fmt", "ListOf", "Param", "Ref", "SkillSpec", "Step"]
+
+
+@dataclass(frozen=True, slots=True)
+class Param:
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class Ref:
+    call: int
+    path: tuple[str | int, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Const:
+    value: Any
+
+
+@dataclass(frozen=True, slots=True)
+class ListOf:
+    items: tuple[Expr, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class DictOf:
+    items: tuple[tuple[str, Expr], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Fmt:
+    """Text and ``(expr, format_spec)`` pieces, in order."""
+
+    parts: tuple[str | tuple[Expr, str], ...]
+
+
+Expr = Union[Param, Ref, Const, ListOf, DictOf, Fmt]
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One tool call of the skill."""
+
+    tool: str
+    args: tuple[tuple[str, Expr], ...]
+    var: str | None = None  # the name its result is bound to, if anything reads it
+
+
+@dataclass(frozen=True)
+class SkillSpec:
+    """Everything codegen needs, as a pure function of the runs it was lifted from."""
+
+    name: str
+    template: str
+    slots: tuple[Slot, ...]
+    examples: dict[str, Any]  # slot name → the value seen in the run
+    steps: tuple[Step, ...]
+    output: Expr
+    tools: dict[str, ToolRef]
+    instances: tuple[tuple[str, str], ...] = ()  # (parameter name, class qualname) for method tools
+    runs: tuple[str, ...] = ()  # hashes of the trajectories it was learned from
+    task: str = ""  # the task of the first run
+    constants: int = 0  # how many arguments stayed learned constants
+    meta: dict[str, Any] = field(default_factory=dict)

@@ -1,0 +1,210 @@
+"""Recording: the tool registry, the ``tool`` decorator and the contextvar recorder.
+
+A decorated tool stays the plain function it was (``functools.wraps``); outside
+``solve()`` the wrapper costs one context-variable lookup. Inside ``solve()``
+every call is appended to the active ``Run``.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from ._exceptions import NotSerializableError, ToolDefinitionError
+from ._schema import FunctionSchema, function_schema
+from ._trajectory import ToolRef, json_snapshot
+
+__all__ = ["Run", "Tool", "ToolRegistry", "current_run"]
+
+logger = logging.getLogger(__name__)
+
+_current: ContextVar[Run | None] = ContextVar("skillforge_run", default=None)
+
+
+def current_run() -> Run | None:
+    """The run being recorded in this context, or None outside ``solve()``."""
+    return _current.get()
+
+
+@dataclass(slots=True, eq=False)
+class Tool:
+    """A registered tool: the original function, its wrapper and its schema."""
+
+    name: str
+    func: Callable[..., Any]
+    read: bool
+    schema: FunctionSchema
+    module: str
+    qualname: str
+    wrapper: Callable[..., Any] | None = None
+
+    @property
+    def is_method(self) -> bool:
+        return self.schema.is_method
+
+    @property
+    def owner(self) -> str | None:
+        """For a method, the qualified name of its class."""
+        return self.qualname.rsplit(".", 1)[0] if self.is_method else None
+
+    def ref(self) -> ToolRef:
+        return ToolRef(
+            module=self.module,
+            qualname=self.qualname,
+            read=self.read,
+            method=self.is_method,
+            fingerprint=self.schema.fingerprint,
+        )
+
+    def openai_spec(self) -> dict[str, Any]:
+        """The chat-completions ``tools`` entry for this tool."""
+        return {
+            "type": "function",
+            "function": {
+                "name": self.name,
+                "description": self.schema.description or self.name,
+                "parameters": self.schema.parameters,
+            },
+        }
+
+
+class Run:
+    """The calls made in one ``solve()``, in order, plus the model requests it cost.
+
+    ``snapshot=True`` (agent runs) deep-copies arguments and results as JSON values
+    so the trajectory is faithful; a non-JSON value marks the run unlearnable with a
+    clear reason instead of being mangled. Skill runs keep plain references.
+    """
+
+    __slots__ = (
+        "calls",
+        "snapshot",
+        "instances",
+        "tools",
+        "llm_calls",
+        "prompt_tokens",
+        "completion_tokens",
+        "unlearnable",
+    )
+
+    def __init__(self, *, snapshot: bool, instances: dict[str, Any], tools: dict[str, Tool] | None = None) -> None:
+        self.calls: list[tuple[str, dict[str, Any], Any, str | None]] = []
+        self.snapshot = snapshot
+        self.instances = instances
+        self.tools = tools
+        self.llm_calls = 0
+        self.prompt_tokens = 0
+        self.completion_tokens = 0
+        self.unlearnable: NotSerializableError | None = None
+
+    def note_model_request(self, prompt_tokens: int = 0, completion_tokens: int = 0) -> None:
+        """Count one model request (agents call this for every request they make)."""
+        self.llm_calls += 1
+        self.prompt_tokens += prompt_tokens
+        self.completion_tokens += completion_tokens
+
+    def call(self, tool: Tool, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        func = tool.func
+        if tool.schema.is_method:
+            if not args:
+                raise TypeError(f"{tool.qualname}() called without its instance")
+            self.instances[tool.owner] = args[0]  # type: ignore[index]
+            named_args = args[1:]
+        else:
+            named_args = args
+        if named_args:
+            named = dict(zip(tool.schema.param_names, named_args))
+            named.update(kwargs)
+        else:
+            named = kwargs
+        if self.snapshot:
+            named = self._snap(named, tool.name, "arguments")
+        try:
+            result = func(*args, **kwargs)
+        except Exception as e:
+            self.calls.append((tool.name, named, None, f"{type(e).__name__}: {e}"))
+            raise
+        self.calls.append((tool.name, named, self._snap(result, tool.name, "result") if self.snapshot else result, None))
+        return result
+
+    def _snap(self, value: Any, tool: str, where: str) -> Any:
+        try:
+            return json_snapshot(value, tool, where)
+        except NotSerializableError as e:
+            if self.unlearnable is None:
+                self.unlearnable = e
+            logger.warning("not learnable: %s", e)
+            return value  # kept as it was; the run is marked unlearnable, never compiled
+
+
+def activate(run: Run) -> Any:
+    """Make ``run`` the current run; returns the token for ``deactivate``."""
+    return _current.set(run)
+
+
+def deactivate(token: Any) -> None:
+    _current.reset(token)
+
+
+@dataclass
+class ToolRegistry:
+    """The tools a Forge knows, by name."""
+
+    tools: dict[str, Tool] = field(default_factory=dict)
+
+    def register(
+        self, func: Callable[..., Any], *, read: bool | None = None, name: str | None = None
+    ) -> Callable[..., Any]:
+        if not callable(func):
+            raise ToolDefinitionError(f"@tool needs a function, got {type(func).__name__}")
+        existing_tool = getattr(func, "__skillforge_tool__", None)
+        if existing_tool is not None:  # already a tool (of this or another forge): register its original
+            func = existing_tool.func
+            if read is None:
+                read = existing_tool.read
+            name = name or existing_tool.name
+        read = bool(read)
+        schema = function_schema(func, name)
+        tool_name = schema.name
+        prior = self.tools.get(tool_name)
+        if prior is not None and prior.func is not func:
+            raise ToolDefinitionError(
+                f"a tool named {tool_name!r} is already registered (from {prior.module}.{prior.qualname}); "
+                f"tool names must be unique: pass name='...' to @tool to rename one"
+            )
+        tool = Tool(
+            name=tool_name,
+            func=func,
+            read=read,
+            schema=schema,
+            module=getattr(func, "__module__", "") or "",
+            qualname=getattr(func, "__qualname__", tool_name),
+        )
+        get = _current.get
+
+        @functools.wraps(func)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            run = get()
+            if run is None:
+                return func(*args, **kwargs)
+            return run.call(tool, args, kwargs)
+
+        wrapper.__skillforge_tool__ = tool  # type: ignore[attr-defined]
+        tool.wrapper = wrapper
+        self.tools[tool_name] = tool
+        return wrapper
+
+    def __getitem__(self, name: str) -> Tool:
+        return self.tools[name]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.tools
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        return iter(self.tools.values())
+
+    def __len__(self) -> int:
+        return len(self.tools)

@@ -1,0 +1,177 @@
+"""The ``skillforge`` command line: demo, solve, skills, show, reindex."""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import shutil
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ._exceptions import SkillforgeError
+
+__all__ = ["main"]
+
+
+def _load_forge(app: str | None) -> Any:
+    import skillforge
+
+    if not app:
+        return skillforge.default_forge()
+    module_name, _, attr = app.partition(":")
+    if not module_name or not attr:
+        raise click.BadParameter("use MODULE:ATTRIBUTE, e.g. myapp.tools:forge", param_hint="--app")
+    sys.path.insert(0, str(Path.cwd()))
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as e:
+        raise click.BadParameter(f"cannot import {module_name!r}: {e}", param_hint="--app") from e
+    forge = getattr(module, attr, None)
+    if not isinstance(forge, skillforge.Forge):
+        raise click.BadParameter(f"{app} is not a skillforge.Forge", param_hint="--app")
+    return forge
+
+
+app_option = click.option("--app", metavar="MODULE:FORGE", help="The Forge with your tools (default: the default Forge).")
+
+
+@click.group()
+@click.option("-v", "--verbose", count=True, help="Log more (-v info, -vv debug).")
+@click.version_option(package_name="skillforge")
+def cli(verbose: int) -> None:
+    """skillforge: learn an agent's runs once, replay them as reviewed Python."""
+    level = logging.WARNING if verbose == 0 else logging.INFO if verbose == 1 else logging.DEBUG
+    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
+
+
+@cli.command()
+@click.argument("task")
+@app_option
+def solve(task: str, app: str | None) -> None:
+    """Solve TASK: from a skill if one fits, else with the agent (and learn)."""
+    forge = _load_forge(app)
+    result = forge.solve(task)
+    click.echo(f"source: {result.source}  skill: {result.skill or '-'}  model requests: {result.llm_calls}")
+    for call in result.calls:
+        click.echo(f"  {call.tool}({', '.join(f'{k}={v!r}' for k, v in call.args.items())})")
+    if result.learned:
+        click.echo(f"learned: {result.learned}")
+    if result.error:
+        click.echo(f"error: {result.error}", err=True)
+        raise SystemExit(1)
+    click.echo(f"output: {result.output}")
+
+
+@cli.command("skills")
+@app_option
+def list_skills(app: str | None) -> None:
+    """List the usable skills and their templates."""
+    forge = _load_forge(app)
+    for s in forge.skills():
+        click.echo(f"{s.name:32} {s.template.text}{'  (edited)' if s.edited else ''}")
+    for p in forge.problems:
+        click.echo(f"! {p.path}: {p.reason}", err=True)
+
+
+@cli.command()
+@click.argument("name")
+@app_option
+def show(name: str, app: str | None) -> None:
+    """Print the source of skill NAME."""
+    forge = _load_forge(app)
+    path = forge.library.path_for(name)
+    if not path.is_file():
+        raise click.ClickException(f"no skill {name!r} in {forge.skills_dir}")
+    click.echo(path.read_text(encoding="utf-8"), nl=False)
+
+
+@cli.command()
+@app_option
+def reindex(app: str | None) -> None:
+    """Rebuild the derived Chroma index from skills/."""
+    forge = _load_forge(app)
+    changed = forge.reindex()
+    click.echo(f"reindexed {len(forge.skills())} skills ({changed} entries changed)")
+
+
+@cli.command()
+@click.option("--dir", "workdir", type=click.Path(file_okay=False, path_type=Path), help="Keep the demo's files here.")
+@click.option("-n", "count", default=36, show_default=True, help="How many tickets.")
+@click.option("--real/--stand-in", "real", default=None, help="Force a real model or the offline stand-in.")
+def demo(workdir: Path | None, count: int, real: bool | None) -> None:
+    """Run the support-desk demo: tickets solved by the agent once, then by skills."""
+    from .demo.run import DemoSetup, TicketOutcome, run_demo
+
+    cleanup = workdir is None
+    base = workdir or Path(tempfile.mkdtemp(prefix="skillforge-demo-"))
+    if workdir is not None and (workdir / "skills").exists():
+        shutil.rmtree(workdir / "skills")
+        shutil.rmtree(workdir / "state", ignore_errors=True)
+        (workdir / "desk.sqlite3").unlink(missing_ok=True)
+    outcomes: list[Any] = []
+    skills_dir = base / "skills"
+    try:
+        for event in run_demo(base, n=count, real_model=real):
+            if isinstance(event, DemoSetup):
+                skills_dir = event.skills_dir
+                click.echo(f"model: {event.model_label}" + (f" at {event.base_url}" if event.base_url else ""))
+                click.echo(f"desk: SQLite at {event.workdir / 'desk.sqlite3'}; skills written to {event.skills_dir}\n")
+                click.echo(f"{'#':>3}  {'served by':11} {'skill':28} {'req':>3} {'time':>9}  ticket")
+                continue
+            if not isinstance(event, TicketOutcome):
+                continue
+            r = event.result
+            outcomes.append(r)
+            how = r.source if r.ok else "FAILED"
+            skill = r.skill or (f"-> learned {r.learned}" if r.learned else "-")
+            ms = r.duration * 1000
+            click.echo(f"{event.number:>3}  {how:11} {skill[:28]:28} {r.llm_calls:>3} {ms:>7.2f}ms  {event.ticket}")
+            if r.error:
+                click.echo(f"     error: {r.error}")
+            elif r.not_learned and r.source == "agent":
+                click.echo(f"     not learned: {r.not_learned}")
+        _summary(outcomes, skills_dir)
+    finally:
+        if cleanup:
+            shutil.rmtree(base, ignore_errors=True)
+
+
+def _summary(outcomes: list[Any], skills_dir: Path) -> None:
+    hits = [r for r in outcomes if r.source == "skill" and r.ok]
+    agent_runs = [r for r in outcomes if r.source != "skill"]
+    requests = sum(r.llm_calls for r in outcomes)
+    per_agent = requests / len(agent_runs) if agent_runs else 0.0
+    learned = [r.learned for r in outcomes if r.learned]
+    click.echo("")
+    click.echo(f"tickets: {len(outcomes)}  served by skills: {len(hits)}  by the agent: {len(agent_runs)}")
+    click.echo(
+        f"model requests: {requests} made; about {per_agent * len(hits):.0f} saved "
+        f"({per_agent:.1f} per agent-served ticket x {len(hits)} skill hits)"
+    )
+    if hits and agent_runs:
+        hit_ms = statistics.median(r.duration for r in hits) * 1000
+        agent_ms = statistics.median(r.duration for r in agent_runs) * 1000
+        click.echo(f"median time: {hit_ms:.2f} ms from a skill, {agent_ms:.2f} ms through the agent")
+    click.echo(f"skills written: {len(learned)} ({', '.join(learned)})")
+    if learned:
+        path = skills_dir / f"{learned[0]}.py"
+        click.echo(f"\n--- {path.name} " + "-" * 60)
+        click.echo(path.read_text(encoding="utf-8"), nl=False)
+
+
+def main() -> None:
+    """Console entry point: SkillforgeError becomes a one-line message and exit status 1."""
+    try:
+        cli(standalone_mode=True)
+    except SkillforgeError as e:
+        click.echo(f"error: {e}", err=True)
+        raise SystemExit(1) from None
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,39 @@
+"""The demo's stream of support tickets: four workflows, varying values, a few rephrasings."""
+
+from __future__ import annotations
+
+import random
+
+from .desk import STREETS, TOWNS
+
+__all__ = ["tickets"]
+
+
+def tickets(n: int = 36, seed: int = 11) -> list[str]:
+    """A deterministic stream of ``n`` tickets (at least 30 by default).
+
+    Every refund names a different order, so no ticket asks to refund twice.
+    """
+    rng = random.Random(seed)
+    orders = [str(i) for i in range(1001, 1061)]
+    rng.shuffle(orders)
+    refundable = iter(orders)
+    customers = [f"C-{i}" for i in range(101, 121)]
+    out: list[str] = []
+    kinds = ["refund", "status", "address", "email"]
+    for i in range(n):
+        kind = kinds[i % 4] if i < 8 else rng.choice(kinds)
+        if i in (13, 29):  # the same request, phrased another way: a second skill
+            out.append(f"Can you refund my order {next(refundable)}? It arrived broken.")
+        elif kind == "refund":
+            out.append(f"Refund order #{next(refundable)}")
+        elif kind == "status":
+            out.append(f"Where is my order #{rng.choice(orders)}?")
+        elif kind == "address":
+            address = f"{rng.randint(1, 99)} {rng.choice(STREETS)}, {rng.choice(TOWNS)}"
+            out.append(f"Please ship order #{rng.choice(orders)} to {address} instead.")
+        else:
+            who = rng.choice(customers)
+            user = rng.choice(["sam", "lee", "max", "kim", "ray"]) + str(rng.randint(1, 99))
+            out.append(f"Change the email of customer {who} to {user}@example.org")
+    return out

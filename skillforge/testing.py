@@ -1,0 +1,186 @@
+"""A local OpenAI-compatible chat-completions server on loopback, for tests and the offline demo.
+
+It speaks real HTTP, so the official ``openai`` client is exercised end to end.
+A *responder* decides each reply from the request: ``Script`` plays canned
+replies in order; the demo plugs in a rule-based stand-in model.
+
+Example:
+    >>> with ChatServer(Script([answer("hi")])) as server:
+    ...     client = server.client()
+    ...     client.chat.completions.create(model="m", messages=[{"role": "user", "content": "x"}]).choices[0].message.content
+    'hi'
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import threading
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+__all__ = ["ChatServer", "Script", "answer", "tool_call", "tool_calls"]
+
+Responder = Callable[[dict[str, Any]], dict[str, Any]]
+
+_ids = itertools.count(1)
+
+
+def answer(text: str) -> dict[str, Any]:
+    """An assistant message with final text and no tool calls."""
+    return {"role": "assistant", "content": text}
+
+
+def tool_calls(*calls: tuple[str, dict[str, Any]]) -> dict[str, Any]:
+    """An assistant message calling several tools at once: ``tool_calls(("f", {"a": 1}), ...)``."""
+    return {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {
+                "id": f"call_{next(_ids)}",
+                "type": "function",
+                "function": {"name": name, "arguments": json.dumps(args)},
+            }
+            for name, args in calls
+        ],
+    }
+
+
+def tool_call(name: str, **args: Any) -> dict[str, Any]:
+    """An assistant message calling one tool."""
+    return tool_calls((name, args))
+
+
+class Script:
+    """Plays assistant messages in order; a request past the end is answered with HTTP 500."""
+
+    def __init__(self, messages: list[dict[str, Any]]) -> None:
+        self.messages = list(messages)
+        self.pos = 0
+        self._lock = threading.Lock()
+
+    def __call__(self, request: dict[str, Any]) -> dict[str, Any]:
+        with self._lock:
+            if self.pos >= len(self.messages):
+                raise RuntimeError(f"script exhausted after {self.pos} replies")
+            msg = self.messages[self.pos]
+            self.pos += 1
+            return msg
+
+    @property
+    def remaining(self) -> int:
+        return len(self.messages) - self.pos
+
+
+def _count_tokens(value: Any) -> int:
+    return max(1, len(json.dumps(value, ensure_ascii=False)) // 4)
+
+
+class ChatServer:
+    """A threaded HTTP server on 127.0.0.1 serving ``POST /v1/chat/completions``.
+
+    Attributes:
+        requests: every request body received, in order.
+        base_url: ``http://127.0.0.1:<port>/v1``.
+    """
+
+    def __init__(self, responder: Responder, *, model_label: str = "stand-in") -> None:
+        self.responder = responder
+        self.model_label = model_label
+        self.requests: list[dict[str, Any]] = []
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def base_url(self) -> str:
+        if self._server is None:
+            raise RuntimeError("the server is not running: use it as a context manager or call start()")
+        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+
+    def client(self, **kwargs: Any) -> Any:
+        """An ``openai.OpenAI`` client pointed at this server (no retries)."""
+        import openai
+
+        kwargs.setdefault("max_retries", 0)
+        kwargs.setdefault("timeout", 30.0)
+        return openai.OpenAI(base_url=self.base_url, api_key="not-needed", **kwargs)
+
+    def start(self) -> ChatServer:
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - quiet
+                pass
+
+            def _send(self, status: int, body: dict[str, Any]) -> None:
+                data = json.dumps(body).encode("utf-8")
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_GET(self) -> None:  # noqa: N802
+                if self.path.rstrip("/").endswith("/models"):
+                    self._send(200, {"object": "list", "data": [{"id": outer.model_label, "object": "model"}]})
+                else:
+                    self._send(404, {"error": {"message": "not found", "type": "invalid_request_error"}})
+
+            def do_POST(self) -> None:  # noqa: N802
+                if not self.path.rstrip("/").endswith("/chat/completions"):
+                    self._send(404, {"error": {"message": f"no route {self.path}", "type": "invalid_request_error"}})
+                    return
+                length = int(self.headers.get("Content-Length") or 0)
+                try:
+                    request = json.loads(self.rfile.read(length) or b"{}")
+                except json.JSONDecodeError as e:
+                    self._send(400, {"error": {"message": f"bad JSON: {e}", "type": "invalid_request_error"}})
+                    return
+                outer.requests.append(request)
+                try:
+                    message = dict(outer.responder(request))
+                except Exception as e:
+                    self._send(500, {"error": {"message": f"responder failed: {e}", "type": "server_error"}})
+                    return
+                message.setdefault("role", "assistant")
+                message.setdefault("content", None)
+                finish = "tool_calls" if message.get("tool_calls") else "stop"
+                prompt, completion = _count_tokens(request.get("messages", [])), _count_tokens(message)
+                self._send(
+                    200,
+                    {
+                        "id": f"chatcmpl-{len(outer.requests)}",
+                        "object": "chat.completion",
+                        "created": 0,
+                        "model": request.get("model", outer.model_label),
+                        "choices": [{"index": 0, "message": message, "finish_reason": finish, "logprobs": None}],
+                        "usage": {
+                            "prompt_tokens": prompt,
+                            "completion_tokens": completion,
+                            "total_tokens": prompt + completion,
+                        },
+                    },
+                )
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, name="skillforge-chat-server", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            self._thread = None
+
+    def __enter__(self) -> ChatServer:
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
