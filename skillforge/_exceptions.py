@@ -73,22 +73,23 @@ class NotSerializableError(UserError):
     """A tool argument or result is not a JSON value, so it cannot be recorded faithfully.
 
     Attributes:
-        tool: the tool's name.
-        where: ``"argument 'x'"`` or ``"result"``.
+        tool: the tool's name (None for the agent's final answer).
+        where: ``"arguments"``, ``"result"`` or ``"the agent's final answer"``.
         path: the path inside the value, e.g. ``['items'][0]['when']``.
         type_name: the offending Python type.
     """
 
-    def __init__(self, tool: str, where: str, path: str, type_name: str) -> None:
+    def __init__(self, tool: str | None, where: str, path: str, type_name: str) -> None:
         self.tool = tool
         self.where = where
         self.path = path
         self.type_name = type_name
+        subject = f"tool {tool!r}: {where}" if tool else where
         at = f" at {path}" if path else ""
         super().__init__(
-            f"tool {tool!r}: {where}{at} is a {type_name}, which is not a JSON value; "
+            f"{subject}{at} is a {type_name}, which is not a JSON value; "
             "skillforge records only JSON values (str, int, float, bool, None, list, "
-            "dict with str keys) so that skills replay exactly. Convert it in the tool "
+            "dict with str keys) so that skills replay exactly. Convert it where it is made "
             "(e.g. return date.isoformat(), a list instead of a tuple)."
         )
 

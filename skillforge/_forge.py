@@ -378,7 +378,7 @@ class Forge:
         """Build the trajectory of a recorded run (tools referenced by the registry)."""
         from ._trajectory import json_snapshot
 
-        out = json_snapshot(output, "(agent)", "final answer")
+        out = json_snapshot(output, None, "the agent's final answer")
         used = sorted({c[0] for c in calls})
         tools = {name: self.registry.tools[name].ref() for name in used if name in self.registry.tools}
         return Trajectory(

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from pydantic import ConfigDict, Field, create_model
-from pydantic.errors import PydanticSchemaGenerationError
+from pydantic.errors import PydanticUserError
 
 from ._exceptions import ToolDefinitionError
 
@@ -115,7 +115,7 @@ def function_schema(func: Callable[..., Any], name: str | None = None) -> Functi
     try:
         model = create_model(f"{tool_name}_args", __config__=ConfigDict(arbitrary_types_allowed=False), **fields)
         schema = model.model_json_schema()
-    except (PydanticSchemaGenerationError, TypeError, ValueError) as e:
+    except (PydanticUserError, TypeError, ValueError) as e:
         raise ToolDefinitionError(
             f"tool {tool_name!r}: its parameter types cannot be described as JSON schema ({e}); "
             "use JSON types (str, int, float, bool, list, dict) or pydantic models"

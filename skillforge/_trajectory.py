@@ -35,7 +35,7 @@ def content_hash(value: Any) -> str:
     return hashlib.sha256(canonical_json(value).encode("utf-8")).hexdigest()
 
 
-def json_snapshot(value: Any, tool: str, where: str) -> Any:
+def json_snapshot(value: Any, tool: str | None, where: str) -> Any:
     """A deep copy of ``value`` if it is a JSON value, else ``NotSerializableError``.
 
     Nothing is converted: a tuple, a datetime, a set, a NaN or a dict with non-str
@@ -44,7 +44,7 @@ def json_snapshot(value: Any, tool: str, where: str) -> Any:
     return _snap(value, tool, where, "")
 
 
-def _snap(value: Any, tool: str, where: str, path: str) -> Any:
+def _snap(value: Any, tool: str | None, where: str, path: str) -> Any:
     kind = type(value)
     if kind in _SCALARS:
         return value
