@@ -78,7 +78,7 @@ class _Renderer:
             case Ref(call, path):
                 return self.vars[call] + "".join(f"[{k!r}]" for k in path)
             case Const(value):
-                return repr(value)
+                return repr(_sorted_keys(value))
             case ListOf(items):
                 return "[" + ", ".join(self.expr(i) for i in items) + "]"
             case DictOf(items):
@@ -134,6 +134,15 @@ class _Renderer:
         return lines
 
 
+def _sorted_keys(value: Any) -> Any:
+    """The same JSON value with dict keys sorted, so key order (not data) never changes the code."""
+    if type(value) is dict:
+        return {k: _sorted_keys(value[k]) for k in sorted(value)}
+    if type(value) is list:
+        return [_sorted_keys(v) for v in value]
+    return value
+
+
 def _fstring_text(text: str) -> str:
     out = []
     for ch in text:
@@ -170,6 +179,7 @@ def _meta(spec: SkillSpec) -> list[tuple[str, str]]:
             "read": ref.read,
             "method": ref.method,
             "fingerprint": ref.fingerprint,
+            "params": list(ref.params),
         }
         for name, ref in sorted(spec.tools.items())
     }

@@ -91,7 +91,7 @@ def read_skill_file(path: Path) -> SkillFile:
         name = meta["name"]
         slots = [Slot(s["name"], s["kind"], s["type"]) for s in meta["slots"]]
         template = TaskTemplate(meta["template"], slots)
-        tools = {k: ToolRef(**v) for k, v in meta["tools"].items()}
+        tools = {k: ToolRef(**{**v, "params": tuple(v.get("params", ()))}) for k, v in meta["tools"].items()}
         instances = tuple((str(p), str(o)) for p, o in meta.get("instances", []))
         runs = tuple(meta.get("runs", []))
         task = str(meta.get("task", ""))

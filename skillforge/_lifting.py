@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import keyword
 import re
+from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
@@ -138,14 +139,14 @@ class _Lifter:
 
     # -- sources ------------------------------------------------------------------
     def add_result(self, call: int, result: Any) -> None:
-        budget = [_MAX_NODES]
-
-        def walk(v: Any, path: tuple[str | int, ...]) -> None:
-            if budget[0] <= 0:
-                return
-            budget[0] -= 1
+        """Index the values of a result, shallowest first (keys sorted): the first source found wins."""
+        queue: deque[tuple[Any, tuple[str | int, ...]]] = deque([(result, ())])
+        budget = _MAX_NODES
+        while queue and budget > 0:
+            v, path = queue.popleft()
+            budget -= 1
             if v is None or type(v) is bool or v == "" or v == [] or v == {}:
-                return
+                continue
             key = canonical_json(v) if not _is_scalar(v) else f"{type(v).__name__}:{v!r}"
             if key not in self.index:
                 self.index[key] = (call, path)
@@ -154,13 +155,9 @@ class _Lifter:
                     if type(v) is float:
                         self.scalars.append((format(v, ".2f"), Ref(call, path), 1 + call, ".2f"))
             if type(v) is dict:
-                for k in v:
-                    walk(v[k], (*path, k))
+                queue.extend((v[k], (*path, k)) for k in sorted(v))
             elif type(v) is list:
-                for i, item in enumerate(v):
-                    walk(item, (*path, i))
-
-        walk(result, ())
+                queue.extend((item, (*path, i)) for i, item in enumerate(v))
 
     def _param(self, value: Any, hint: str) -> Param | None:
         span = self.spans.find(value)
@@ -204,11 +201,11 @@ class _Lifter:
                 if all(type(e) is Const for e in items):
                     return Const(value)
                 return ListOf(items)
-            pairs = tuple((k, self.lift(v, k)) for k, v in value.items())
+            pairs = tuple((k, self.lift(value[k], k)) for k in sorted(value))
             if all(type(e) is Const for _, e in pairs):
                 return Const(value)
             return DictOf(pairs)
-        if value is not None and type(value) is not bool:
+        if value is not None:
             self.constants += 1
         return Const(value)
 
@@ -280,7 +277,9 @@ def lift(traj: Trajectory, *, name: str | None = None) -> SkillSpec | Rejected:
     lifter = _Lifter(traj)
     raw_steps: list[tuple[str, tuple[tuple[str, Expr], ...]]] = []
     for i, call in enumerate(traj.calls):
-        args = tuple((k, lifter.lift(v, k)) for k, v in call.args.items())
+        order = {p: n for n, p in enumerate(traj.tools[call.tool].params)}
+        keys = sorted(call.args, key=lambda k: (order.get(k, len(order)), k))  # signature order: key order is not data
+        args = tuple((k, lifter.lift(call.args[k], k)) for k in keys)
         raw_steps.append((call.tool, args))
         lifter.add_result(i, call.result)
     output = lifter.lift(traj.outcome.output, "output")
@@ -316,8 +315,11 @@ def lift(traj: Trajectory, *, name: str | None = None) -> SkillSpec | Rejected:
             if owner not in [o for _, o in instances]:
                 instances.append((namer.take(_ident(_snake(owner.rsplit(".", 1)[-1]), "instance")), owner))
     steps = tuple(Step(tool=t, args=a, var=var_of.get(i)) for i, (t, a) in enumerate(raw_steps))
+    name = name or skill_name(template)
+    if name in traj.tools or name in {r.qualname for r in traj.tools.values()}:
+        name = f"{name}_skill"  # a skill must not shadow the tool it calls
     return SkillSpec(
-        name=name or skill_name(template),
+        name=name,
         template=template,
         slots=slots,
         examples={n: v for _span, (n, v) in slots_by_span},

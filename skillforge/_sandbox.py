@@ -17,7 +17,7 @@ from functools import lru_cache
 from types import CodeType, SimpleNamespace
 from typing import Any
 
-from RestrictedPython import compile_restricted, safe_builtins
+from RestrictedPython import compile_restricted_exec, safe_builtins
 from RestrictedPython.Guards import guarded_iter_unpack_sequence, guarded_unpack_sequence, safer_getattr
 
 from . import runtime
@@ -75,10 +75,10 @@ _BASE_BUILTINS.update(
 @lru_cache(maxsize=4096)
 def compile_skill(source: str, filename: str) -> CodeType:
     """Compile a skill's source with RestrictedPython (cached by text)."""
-    try:
-        return compile_restricted(source, filename=filename, mode="exec")
-    except SyntaxError as e:
-        raise SandboxError(f"line {e.lineno}: {e.msg}") from e
+    result = compile_restricted_exec(source, filename=filename)
+    if result.errors or result.code is None:
+        raise SandboxError("; ".join(result.errors) or "does not compile")
+    return result.code
 
 
 def load_function(

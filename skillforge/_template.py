@@ -140,6 +140,8 @@ class TaskTemplate:
                     key_parts.append(_VALUE_MARK)
                 else:
                     hot = False
+        if pieces and pieces[-1][1] is not None:  # ends with a slot: allow trailing punctuation
+            regex_parts.append(r"\W*")
         self.regex = re.compile("".join(regex_parts), re.IGNORECASE | re.DOTALL)
         self.key = " ".join(_collapse(key_parts)) if hot else None
         typed = sum(1 for s in self.slots if s.kind in _HOT_KINDS)

@@ -57,6 +57,7 @@ class Tool:
             read=self.read,
             method=self.is_method,
             fingerprint=self.schema.fingerprint,
+            params=self.schema.param_names,
         )
 
     def openai_spec(self) -> dict[str, Any]:

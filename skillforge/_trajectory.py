@@ -74,6 +74,7 @@ class ToolRef(BaseModel):
     read: bool = False
     method: bool = False
     fingerprint: str = ""
+    params: tuple[str, ...] = ()  # parameter order, so generated calls read like the signature
 
 
 class Call(BaseModel):

@@ -126,9 +126,9 @@ def test_methods_record_without_the_instance_and_replay_with_it(tmp_path: Path) 
     forge = Forge(skills_dir=tmp_path / "skills", state_dir=tmp_path / "state", agent=agent,
                   tools=[Inventory.check_stock, Inventory.reserve])
     first = forge.solve("reserve SKU-1 2")
-    assert first.learned == "reserve", first.not_learned
+    assert first.learned == "reserve_skill", first.not_learned  # never shadows the tool it calls
     assert first.calls[0].args == {"sku": "SKU-1"}  # the instance is not recorded as data
-    source = (forge.skills_dir / "reserve.py").read_text()
+    source = (forge.skills_dir / "reserve_skill.py").read_text()
     assert "*, inventory" in source and "inventory.check_stock(sku=sku)" in source
 
     inv2 = Inventory()

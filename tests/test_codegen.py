@@ -1,0 +1,118 @@
+"""Generated code: golden files, determinism, the committed skills/, and admission by proof."""
+
+from __future__ import annotations
+
+import difflib
+from pathlib import Path
+
+import pytest
+
+from skillforge import Compiled, Rejected, Trajectory, compile_run
+from skillforge._codegen import body_hash, render_skill, split_header
+from skillforge._compile import admit
+from skillforge._lifting import lift
+from skillforge._library import Library, read_skill_file
+
+GOLDEN = Path(__file__).parent / "golden"
+CASES = sorted(p.name for p in GOLDEN.iterdir() if (p / "run.json").is_file())
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _diff(expected: str, actual: str, name: str) -> str:
+    return "".join(difflib.unified_diff(expected.splitlines(True), actual.splitlines(True), f"{name} (expected)", f"{name} (generated)"))
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_golden(case: str, request: pytest.FixtureRequest) -> None:
+    traj = Trajectory.from_json((GOLDEN / case / "run.json").read_text())
+    verdict = compile_run(traj)
+    assert isinstance(verdict, Compiled), verdict
+    expected_path = GOLDEN / case / "skill.py"
+    if request.config.getoption("--update-golden") or not expected_path.exists():
+        expected_path.write_text(verdict.source)
+        if not request.config.getoption("--update-golden"):
+            pytest.fail(f"wrote missing golden {expected_path}; review and commit it")
+    expected = expected_path.read_text()
+    assert verdict.source == expected, (
+        f"generated code for {case} changed; if intended, run `pytest tests/test_codegen.py --update-golden`\n"
+        + _diff(expected, verdict.source, case)
+    )
+
+
+def test_the_same_run_gives_the_same_bytes() -> None:
+    text = (GOLDEN / "refund_reference" / "run.json").read_text()
+    a = compile_run(Trajectory.from_json(text))
+    b = compile_run(Trajectory.from_json(Trajectory.from_json(text).canonical_json()))
+    assert isinstance(a, Compiled) and isinstance(b, Compiled) and a.source == b.source
+
+
+def test_header_hash_covers_the_body_and_reveals_edits(tmp_path: Path) -> None:
+    source = (GOLDEN / "refund_reference" / "skill.py").read_text()
+    recorded, body = split_header(source)
+    assert recorded == body_hash(body)
+    path = tmp_path / "refund_order.py"
+    path.write_text(source)
+    assert not read_skill_file(path).edited
+    path.write_text(source.replace("Replay of the learned run", "Refund, reviewed by Sam"))
+    assert read_skill_file(path).edited
+
+
+def test_committed_skills_rerender_byte_identically() -> None:
+    library = Library(REPO / "skills")
+    skills, problems = library.scan()
+    assert not problems, problems
+    assert skills, "skills/ holds no skills; run `make skills`"
+    for skill in skills:
+        if skill.edited:
+            continue  # a human edit is honoured, not overwritten
+        traj = library.load_run(skill.runs[0])
+        spec = lift(traj, name=skill.name)
+        assert not isinstance(spec, Rejected), spec
+        rendered = render_skill(spec)
+        assert rendered == skill.source, (
+            f"{skill.path} does not re-render from its run; regenerate with `make skills`\n"
+            + _diff(skill.source, rendered, skill.path.name)
+        )
+
+
+# -- admission ------------------------------------------------------------------------------
+
+
+def _case(name: str) -> tuple[Trajectory, str]:
+    traj = Trajectory.from_json((GOLDEN / name / "run.json").read_text())
+    return traj, (GOLDEN / name / "skill.py").read_text()
+
+
+@pytest.mark.parametrize(
+    ("edit", "reason"),
+    [
+        (("amount=order['total']", "amount=1.0"), "arguments"),
+        (("    return f", "    get_order(order_id=order_id)\n    return f"), "the run made only 2 calls"),
+        (("    refund_payment(\n", "    dict(\n"), "made 1 of the run's 2 calls"),
+        (("for order {order_id}.", "for order {order_id}!"), "returns"),
+        (("order['payment_id'],", "order['missing'],"), "KeyError"),
+        (("def refund_order", "def other_name"), "no function"),
+    ],
+)
+def test_admission_rejects_a_skill_that_does_not_reproduce_its_run(edit: tuple[str, str], reason: str) -> None:
+    traj, source = _case("refund_reference")
+    spec = lift(traj)
+    assert edit[0] in source
+    verdict = admit(source.replace(*edit), spec, traj)
+    assert isinstance(verdict, Rejected) and reason in verdict.reason, verdict
+
+
+def test_admission_rejects_a_template_that_does_not_bind_its_own_task() -> None:
+    traj, source = _case("refund_reference")
+    spec = lift(traj)
+    from dataclasses import replace
+
+    bad = replace(spec, template="Refund the order #{order_id}")
+    verdict = admit(source, bad, traj)
+    assert isinstance(verdict, Rejected) and "does not bind its own task" in verdict.reason
+
+
+def test_admission_runs_in_the_sandbox_so_imports_outside_the_tools_fail() -> None:
+    traj, source = _case("refund_reference")
+    verdict = admit(source.replace("from skillforge.demo.desk", "import os\nfrom skillforge.demo.desk"), lift(traj), traj)
+    assert isinstance(verdict, Rejected) and "os" in verdict.reason
