@@ -53,7 +53,9 @@ def _find_pyproject(start: Path) -> Path | None:
 def load_settings(cwd: str | os.PathLike[str] | None = None, environ: dict[str, str] | None = None) -> Settings:
     """Read settings from the nearest ``pyproject.toml`` and the environment.
 
-    Relative directories in the file are taken relative to that file's folder.
+    Relative directories from the file (and the defaults, when a file is found) are
+    taken relative to that file's folder; relative directories from the environment,
+    relative to the working directory.
 
     Example:
         >>> load_settings(environ={"SKILLFORGE_SKILLS_DIR": "/tmp/s"}).skills_dir
@@ -72,7 +74,8 @@ def load_settings(cwd: str | os.PathLike[str] | None = None, environ: dict[str, 
         if not isinstance(table, dict):
             raise ConfigError(f"{pyproject}: [tool.skillforge] must be a table")
         values.update(table)
-        for key in ("skills_dir", "state_dir"):
+        for key in ("skills_dir", "state_dir"):  # file values and defaults live beside the pyproject
+            values.setdefault(key, Settings.model_fields[key].default)
             if isinstance(values.get(key), str) and not Path(values[key]).is_absolute():  # type: ignore[arg-type]
                 values[key] = str(pyproject.parent / values[key])  # type: ignore[operator]
     for field in Settings.model_fields:

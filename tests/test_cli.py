@@ -1,0 +1,60 @@
+"""The skillforge command line, through click's runner (in-process) and as a real subprocess."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from skillforge.cli import cli
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def test_demo_serves_most_tickets_from_skills_with_no_model_requests(tmp_path: Path) -> None:
+    result = CliRunner().invoke(cli, ["demo", "--dir", str(tmp_path / "demo"), "--stand-in"])
+    assert result.exit_code == 0, result.output
+    out = result.output
+    assert "stand-in (rule-based, offline)" in out
+    rows = [line for line in out.splitlines() if line[:3].strip().isdigit()]
+    assert len(rows) == 36
+    skill_rows = [r for r in rows if r.split()[1] == "skill"]
+    assert len(skill_rows) >= 25
+    assert all(r.split()[3] == "0" for r in skill_rows)  # 0 model requests on every skill hit
+    assert "FAILED" not in out
+    assert "skills written: 5" in out and "def refund_order(order_id: str):" in out
+
+
+def test_solve_skills_show_and_reindex_against_an_app(tmp_path: Path, monkeypatch, desk_db: Path) -> None:
+    shutil.copytree(REPO / "skills", tmp_path / "skills")
+    (tmp_path / "myapp.py").write_text(
+        "from skillforge import Forge\nfrom skillforge.demo import desk\n"
+        f"desk.open_desk({str(desk_db)!r})\n"
+        f"forge = Forge(skills_dir={str(tmp_path / 'skills')!r}, state_dir={str(tmp_path / 'state')!r}, tools=desk.TOOLS)\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    runner = CliRunner()
+    listing = runner.invoke(cli, ["skills", "--app", "myapp:forge"])
+    assert listing.exit_code == 0 and "refund_order" in listing.output and "Refund order #{order_id}" in listing.output
+    shown = runner.invoke(cli, ["show", "where_order", "--app", "myapp:forge"])
+    assert shown.exit_code == 0 and "def where_order(order_id: str):" in shown.output
+    missing = runner.invoke(cli, ["show", "nope", "--app", "myapp:forge"])
+    assert missing.exit_code != 0 and "no skill 'nope'" in missing.output
+    solved = runner.invoke(cli, ["solve", "Where is my order #1010?", "--app", "myapp:forge"])
+    assert solved.exit_code == 0 and "source: skill" in solved.output and "model requests: 0" in solved.output
+    reindexed = runner.invoke(cli, ["reindex", "--app", "myapp:forge"])
+    assert reindexed.exit_code == 0 and "reindexed 5 skills" in reindexed.output
+    bad = runner.invoke(cli, ["skills", "--app", "nocolon"])
+    assert bad.exit_code == 2 and "MODULE:ATTRIBUTE" in bad.output
+
+
+def test_console_script_reports_skillforge_errors_in_one_line(tmp_path: Path) -> None:
+    env = {"PATH": "/usr/bin:/bin", "SKILLFORGE_SKILLS_DIR": str(tmp_path / "s"), "SKILLFORGE_STATE_DIR": str(tmp_path / "t")}
+    out = subprocess.run(
+        [sys.executable, "-m", "skillforge.cli", "solve", "Refund order #1"], capture_output=True, text=True, cwd=tmp_path, env=env
+    )
+    assert out.returncode == 1
+    assert out.stderr.strip().startswith("error: no skill matches") and "Traceback" not in out.stderr

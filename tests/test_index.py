@@ -1,0 +1,120 @@
+"""Finding skills: the hot template index and the derived Chroma index (embedded, real)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from skillforge import Forge
+from skillforge._index import HashingEmbedding, HotIndex
+from skillforge._library import Library
+from skillforge.demo import desk
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _forge_over_committed_skills(tmp_path: Path, skills: Path | None = None) -> Forge:
+    target = tmp_path / "skills"
+    if not target.exists():
+        shutil.copytree(skills or REPO / "skills", target)
+    return Forge(skills_dir=target, state_dir=tmp_path / "state", tools=desk.TOOLS)
+
+
+def test_hot_index_finds_typed_templates_without_chroma(tmp_path: Path) -> None:
+    forge = _forge_over_committed_skills(tmp_path)
+    match = forge.find("Refund order #1234")
+    assert match is not None and match.skill.name == "refund_order" and match.params == {"order_id": "1234"}
+    assert not (tmp_path / "state" / "chroma").exists()  # the hot path never opened Chroma
+
+
+def test_free_text_templates_are_found_through_chroma_candidates(tmp_path: Path) -> None:
+    forge = _forge_over_committed_skills(tmp_path)
+    match = forge.find("Please ship order #1044 to 5 Harbor Road, Riverton instead.")
+    assert match is not None and match.skill.name == "ship_order_instead"
+    assert match.params == {"order_id": "1044", "address": "5 Harbor Road, Riverton"}
+    assert (tmp_path / "state" / "chroma").is_dir()
+
+
+def test_retrieval_is_a_suggestion_binding_decides(tmp_path: Path) -> None:
+    forge = _forge_over_committed_skills(tmp_path)
+    # close in words to a skill, but its literal words differ: Chroma proposes, the template refuses
+    assert forge.find("Please ship order #1044 to 5 Harbor Road, Riverton tomorrow.") is None
+    assert forge.find("Refund order number 1044") is None
+
+
+def test_the_index_is_derived_deleting_state_loses_nothing(tmp_path: Path) -> None:
+    forge = _forge_over_committed_skills(tmp_path)
+    assert forge.reindex() == 5
+    assert forge.reindex() == 0  # nothing stale
+    shutil.rmtree(tmp_path / "state")
+    again = _forge_over_committed_skills(tmp_path)
+    assert again.find("Please ship order #1 to 1 Elm Street, Lakeside instead.") is not None
+    assert again.reindex() == 0
+
+
+def test_reindex_repairs_stale_and_removed_entries(tmp_path: Path) -> None:
+    forge = _forge_over_committed_skills(tmp_path)
+    forge.reindex()
+    (tmp_path / "skills" / "where_order.py").unlink()
+    path = tmp_path / "skills" / "refund_order.py"
+    path.write_text(path.read_text().replace("Replay of the learned run", "Reviewed refund"))
+    fresh = _forge_over_committed_skills(tmp_path)
+    assert fresh.reindex() == 2  # one changed (edited), one gone
+    ids = set(fresh.semantic.collection.get()["ids"])
+    assert "where_order" not in ids and "refund_order" in ids
+
+
+def test_collection_reopens_in_a_new_process_with_the_offline_embedding(tmp_path: Path) -> None:
+    forge = _forge_over_committed_skills(tmp_path)
+    forge.reindex()
+    script = (
+        "import chromadb\n"
+        "from skillforge._index import _embedding_function, COLLECTION\n"
+        "_embedding_function()\n"
+        f"c = chromadb.PersistentClient(path={str(tmp_path / 'state' / 'chroma')!r})\n"
+        "coll = c.get_collection(COLLECTION)\n"
+        "print(coll.query(query_texts=['ship order 5 to somewhere instead'], n_results=1)['ids'][0][0])\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "ship_order_instead"
+
+
+def test_hashing_embedding_is_stable_and_normalised() -> None:
+    emb = HashingEmbedding(dim=64)
+    a, b = emb(["Refund order #1042", "Refund order #1042"])
+    assert np.allclose(a, b) and abs(np.linalg.norm(a) - 1.0) < 1e-6
+    c = emb(["completely different words"])[0]
+    assert float(np.dot(a, c)) < float(np.dot(a, b))
+    assert HashingEmbedding.build_from_config(emb.get_config()).dim == 64
+
+
+def test_the_most_specific_template_wins(tmp_path: Path) -> None:
+    lib = Library(REPO / "skills")
+    skills, _ = lib.scan()
+    hot = HotIndex()
+    for s in skills:
+        hot.add(s)
+    match = hot.find("Can you refund my order 1009? It arrived broken.")
+    assert match is not None and match.skill.name == "refund_order_arrived_broken"
+    hot.remove("refund_order_arrived_broken")
+    assert hot.find("Can you refund my order 1009? It arrived broken.") is None
+    assert len(hot) == 4
+
+
+def test_skills_whose_tools_are_missing_or_changed_are_not_run(tmp_path: Path, caplog) -> None:
+    import logging
+
+    target = tmp_path / "skills"
+    shutil.copytree(REPO / "skills", target)
+    partial = Forge(skills_dir=target, state_dir=tmp_path / "state", tools=[desk.get_order])
+    assert {s.name for s in partial.skills()} == {"where_order"}
+    path = target / "where_order.py"
+    path.write_text(path.read_text().replace("'fingerprint': '", "'fingerprint': 'x"))
+    with caplog.at_level(logging.INFO, logger="skillforge"):
+        changed = Forge(skills_dir=target, state_dir=tmp_path / "state", tools=desk.TOOLS)
+        assert "where_order" not in {s.name for s in changed.skills()}
+    assert "changed its signature" in caplog.text and "re-learn" in caplog.text
