@@ -27,7 +27,6 @@ SLOT_PATTERNS: dict[str, str] = {
 }
 _HOT_KINDS = frozenset({"int", "number", "digits", "id", "email"})
 _EMAIL = re.compile(SLOT_PATTERNS["email"])
-_TOKEN = re.compile(r"\w(?:[\w.@+/-]*\w)?")
 _WORD = re.compile(r"\w+")
 _VALUE_MARK = "\u00a7"  # the placeholder a value-like token becomes in a shape key
 
@@ -56,26 +55,26 @@ def slot_kind(value: Any) -> str:
     return "text"
 
 
-def _token_shape(token: str) -> str:
-    return _VALUE_MARK if any(c.isdigit() or c == "@" for c in token) else token.lower()
-
-
-def _collapse(parts: list[str]) -> list[str]:
-    out: list[str] = []
-    for p in parts:
-        if p == _VALUE_MARK and out and out[-1] == _VALUE_MARK:
-            continue
-        out.append(p)
-    return out
+# a token with a digit or @ is a value (anchored at token starts, so the scan stays linear)
+_VALUE_RUN = re.compile(r"(?<![\w.@+/-])[\w.+/-]*[\d@][\w.@+/-]*")
+_KEY_TOKEN = re.compile(r"\u00a7|[^\W_]+")
+_MARK_RUN = re.compile(r"\u00a7(?: \u00a7)+")
 
 
 def shape_key(task: str) -> str:
-    """A task's shape: literal words lowercased, value-like tokens as one mark.
+    """A task's shape: literal words lowercased, each run of value-like tokens as one mark.
+
+    Templates compute their key with this same function (hot slots filled with a
+    digit), so a task and the template that binds it agree by construction.
 
     >>> shape_key("Refund order #1042, please!") == shape_key("refund order 77 please")
     True
     """
-    return " ".join(_collapse([_token_shape(t) for t in _TOKEN.findall(task)]))
+    return _MARK_RUN.sub(_VALUE_MARK, " ".join(_KEY_TOKEN.findall(_VALUE_RUN.sub(_VALUE_MARK, task.lower()))))
+
+
+def _to_float(raw: str) -> float:
+    return float(raw.replace(",", ""))
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,7 +97,7 @@ class TaskTemplate:
         True
     """
 
-    __slots__ = ("text", "slots", "regex", "key", "specificity", "_types")
+    __slots__ = ("text", "slots", "regex", "key", "specificity", "_convert")
 
     def __init__(self, text: str, slots: list[Slot] | tuple[Slot, ...]) -> None:
         self.text = text
@@ -112,7 +111,7 @@ class TaskTemplate:
                     raise ValueError(f"template {text!r} names slot {field_name!r} with no definition")
                 pieces.append(("", field_name))
         regex_parts: list[str] = []
-        key_parts: list[str] = []
+        sample: list[str] = []  # the template with hot slots filled by a digit: its shape key
         hot = True
         literal_words = 0
         seen: set[str] = set()
@@ -128,7 +127,7 @@ class TaskTemplate:
                     regex_parts.append(r"\W+")
                 elif literal or i in (0, n - 1):
                     regex_parts.append(r"\W*")
-                key_parts.extend(_token_shape(t) for t in _TOKEN.findall(literal))
+                sample.append(literal)
             else:
                 slot = by_name[name]
                 if name in seen:
@@ -137,32 +136,26 @@ class TaskTemplate:
                     regex_parts.append(f"(?P<{name}>{SLOT_PATTERNS[slot.kind]})")
                     seen.add(name)
                 if slot.kind in _HOT_KINDS:
-                    key_parts.append(_VALUE_MARK)
+                    sample.append("0")
                 else:
                     hot = False
         if pieces and pieces[-1][1] is not None:  # ends with a slot: allow trailing punctuation
             regex_parts.append(r"\W*")
         self.regex = re.compile("".join(regex_parts), re.IGNORECASE | re.DOTALL)
-        self.key = " ".join(_collapse(key_parts)) if hot else None
+        self.key = shape_key("".join(sample)) if hot else None
         typed = sum(1 for s in self.slots if s.kind in _HOT_KINDS)
         # more literal words first, then more typed (narrower) slots, then fewer slots
         self.specificity = (literal_words, typed, -len(self.slots))
-        self._types = {s.name: s.type for s in self.slots}
+        self._convert = tuple((s.name, int if s.type == "int" else _to_float) for s in self.slots if s.type in ("int", "float"))
 
     def bind(self, task: str) -> dict[str, Any] | None:
         """The slot values for ``task``, or None if it does not fit this template."""
         m = self.regex.fullmatch(task.strip())
         if m is None:
             return None
-        out: dict[str, Any] = {}
-        for name, raw in m.groupdict().items():
-            kind = self._types[name]
-            if kind == "int":
-                out[name] = int(raw)
-            elif kind == "float":
-                out[name] = float(raw.replace(",", ""))
-            else:
-                out[name] = raw
+        out: dict[str, Any] = m.groupdict()
+        for name, convert in self._convert:
+            out[name] = convert(out[name])
         return out
 
     def __repr__(self) -> str:

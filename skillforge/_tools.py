@@ -108,6 +108,14 @@ class Run:
         self.completion_tokens += completion_tokens
 
     def call(self, tool: Tool, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        if not args and not self.snapshot:  # the skill hot path: keyword calls, plain references
+            try:
+                result = tool.func(**kwargs)
+            except Exception as e:
+                self.calls.append((tool.name, kwargs, None, f"{type(e).__name__}: {e}"))
+                raise
+            self.calls.append((tool.name, kwargs, result, None))
+            return result
         func = tool.func
         if tool.schema.is_method:
             if not args:

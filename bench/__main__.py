@@ -1,0 +1,19 @@
+"""Run every benchmark: ``python -m bench [--quick]``."""
+
+from __future__ import annotations
+
+import platform
+import sys
+
+from . import hit_path
+
+
+def main(argv: list[str]) -> None:
+    quick = "--quick" in argv
+    out = sys.stdout
+    out.write(f"python {platform.python_version()} on {platform.machine()}, {platform.system()}\n\n")
+    out.write(hit_path.report(hit_path.run(quick=quick)) + "\n")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
