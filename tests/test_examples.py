@@ -15,3 +15,17 @@ def test_quickstart_example_learns_then_serves_from_the_skill() -> None:
     assert lines[0] == "agent refund_order Refunded 30.0 for order 1234"
     assert lines[1] == "skill refund_order 0 Refunded 12.5 for order 5678"
     assert lines[2] == "[('get_order', {'order_id': '5678'}), ('refund', {'payment_id': 'PAY-2', 'amount': 12.5})]"
+
+
+def test_committed_skill_imports_from_the_skills_package_as_a_plain_function(tmp_path: Path) -> None:
+    script = (
+        "from skillforge.demo import desk\n"
+        f"desk.open_desk({str(tmp_path / 'desk.sqlite3')!r})\n"
+        "from skills.refund_order import refund_order\n"
+        "print(refund_order(order_id='1001'))\n"
+        "print(desk.get_order('1001')['status'])\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, check=True)
+    answer, status = out.stdout.splitlines()
+    assert answer.startswith("Refunded $") and answer.endswith("for order 1001.")
+    assert status == "refunded"
