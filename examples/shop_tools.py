@@ -10,7 +10,7 @@ import skillforge
 
 ORDERS = {
     "1234": {"id": "1234", "status": "delivered", "total": 30.0, "payment_id": "PAY-1"},
-    "5678": {"id": "5678", "status": "shipped", "total": 12.5, "payment_id": "PAY-2"},
+    "5678": {"id": "5678", "status": "delivered", "total": 12.5, "payment_id": "PAY-2"},
 }
 REFUNDS: list[tuple[str, float]] = []
 

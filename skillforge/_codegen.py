@@ -16,7 +16,7 @@ from typing import Any
 import jinja2
 import libcst as cst
 
-from ._spec import Const, DictOf, Expr, Fmt, ListOf, Param, Ref, SkillSpec
+from ._spec import Const, DictOf, Expr, Fmt, Guard, ListOf, Param, Ref, SkillSpec
 from ._version import __version__
 
 __all__ = ["HEADER_PREFIX", "HASH_PREFIX", "body_hash", "render_skill", "split_header"]
@@ -112,6 +112,32 @@ class _Renderer:
                 terms.append(f"format({code}, {spec!r})" if spec else f"str({code})")
         return " + ".join(terms)
 
+    def guard(self, var: str, g: Guard, step_args: str) -> str:
+        target = var + "".join(f"[{k!r}]" for k in g.path)
+        match g.kind:
+            case "has":
+                keys = "".join(f", {k!r}" for k in g.path)
+                article = "an" if str(g.value)[0] in "aeiou" else "a"
+                return f"require(has({var}{keys}, kind={g.value!r}), {f'{target} is {article} {g.value}'!r})"
+            case "eq":
+                if type(g.value) is tuple:
+                    options = ", ".join(repr(v) for v in g.value)
+                    return f"require({target} in ({options}), {f'{target} is one of {options}, as when learned'!r})"
+                if g.value is None or type(g.value) is bool:
+                    cond = f"{target} is {g.value!r}"
+                else:
+                    cond = f"{target} == {g.value!r}"
+                return f"require({cond}, {f'{target} is {g.value!r}, as when learned'!r})"
+            case "len":
+                op, words = ("> 0", "is not empty") if g.value == "nonempty" else ("== 0", "is empty")
+                return f"require(len({target}) {op}, {f'{target} {words}, as when learned'!r})"
+            case "sign":
+                op = {"positive": "> 0", "zero": "== 0", "negative": "< 0"}[g.value]
+                return f"require({target} {op}, {f'{target} is {g.value}, as when learned'!r})"
+            case "check":
+                return f"require(check({var}, {_sorted_keys(g.value)!r}{step_args}), 'its pre-check matches the learned run')"
+        raise TypeError(f"unknown guard {g!r}")
+
     def call(self, i: int) -> list[str]:
         step = self.spec.steps[i]
         ref = self.spec.tools[step.tool]
@@ -124,13 +150,17 @@ class _Renderer:
             callee = ref.qualname
         lead = f"{step.var} = " if step.var else ""
         args = [(k, self.expr(v), type(v) is Const and v.value is not None) for k, v in step.args]
+        lines = [self.guard(callee, g, "".join(f", {k}={code}" for k, code, _ in args)) for g in step.pre]
         one_line = f"{lead}{callee}(" + ", ".join(f"{k}={code}" for k, code, _ in args) + ")"
         if len(one_line) + 4 <= _LINE and not any(c for _, _, c in args):
-            return [one_line]
-        lines = [f"{lead}{callee}("]
-        for k, code, const in args:
-            lines.append(f"    {k}={code},{'  # learned constant' if const else ''}")
-        lines.append(")")
+            lines.append(one_line)
+        else:
+            lines.append(f"{lead}{callee}(")
+            for k, code, const in args:
+                lines.append(f"    {k}={code},{'  # learned constant' if const else ''}")
+            lines.append(")")
+        if step.var:
+            lines.extend(self.guard(step.var, g, "") for g in step.guards)
         return lines
 
 
@@ -160,7 +190,13 @@ def _fstring_text(text: str) -> str:
 
 
 def _imports(spec: SkillSpec) -> list[str]:
-    by_module: dict[str, set[str]] = {}
+    helpers = set()
+    for step in spec.steps:
+        for g in (*step.pre, *step.guards):
+            helpers.add("require")
+            if g.kind in ("has", "check"):
+                helpers.add(g.kind)
+    by_module: dict[str, set[str]] = {"skillforge.runtime": helpers} if helpers else {}
     for ref in spec.tools.values():
         if ref.method:
             continue
@@ -180,6 +216,7 @@ def _meta(spec: SkillSpec) -> list[tuple[str, str]]:
             "method": ref.method,
             "fingerprint": ref.fingerprint,
             "params": list(ref.params),
+            **({"check": True} if ref.check else {}),
         }
         for name, ref in sorted(spec.tools.items())
     }

@@ -14,14 +14,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from ._codegen import render_skill
-from ._exceptions import SandboxError, SkillforgeSignal
+from ._exceptions import GuardFailed, SandboxError, SkillforgeSignal
 from ._lifting import Rejected, lift
 from ._sandbox import compile_skill, load_function
 from ._spec import SkillSpec
 from ._template import TaskTemplate
 from ._trajectory import Trajectory, canonical_json
 
-__all__ = ["Compiled", "Rejected", "admit", "compile_run"]
+__all__ = ["Compiled", "Rejected", "admit", "admit_file", "compile_run", "prove_all"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,36 +67,76 @@ def admit(source: str, spec: SkillSpec, traj: Trajectory) -> Compiled | Rejected
         return Rejected(f"the template {spec.template!r} does not bind its own task {traj.task!r}")
     if canonical_json(params) != canonical_json(spec.examples):
         return Rejected(f"the template binds {params!r} from the task, the run used {spec.examples!r}")
+    why = _prove(source, spec.name, params, spec.tools, spec.instances, traj)
+    return Rejected(why) if why else Compiled(spec=spec, source=source)
+
+
+def admit_file(skill: Any, traj: Trajectory) -> Compiled | Rejected:
+    """Whether an existing skill file (a ``SkillFile``) reproduces ``traj`` exactly.
+
+    Used to tell a new circumstance (a new variant) from a run a skill already covers.
+    """
+    params = skill.template.bind(traj.task)
+    if params is None:
+        return Rejected(f"{skill.name}'s template does not bind {traj.task!r}")
+    why = _prove(skill.source, skill.name, params, skill.tools, skill.instances, traj)
+    return Rejected(why) if why else Compiled(spec=None, source=skill.source)  # type: ignore[arg-type]
+
+
+def prove_all(source: str, spec: SkillSpec, runs: list[Trajectory]) -> Rejected | None:
+    """None if ``source`` reproduces every one of ``runs`` (a skill learned from several); else why not."""
+    template = TaskTemplate(spec.template, list(spec.slots))
+    for traj in runs:
+        params = template.bind(traj.task)
+        if params is None:
+            return Rejected(f"the template {spec.template!r} does not bind {traj.task!r}")
+        why = _prove(source, spec.name, params, spec.tools, spec.instances, traj)
+        if why:
+            return Rejected(f"{why} (run {traj.hash[:12]})")
+    return None
+
+
+def _prove(
+    source: str,
+    name: str,
+    params: dict[str, Any],
+    tools: dict[str, Any],
+    instances: tuple[tuple[str, str], ...],
+    traj: Trajectory,
+) -> str | None:
+    """None if the code makes exactly the recorded calls and answer; else why not."""
     replayer = _Replayer(traj)
     modules: dict[str, dict[str, Any]] = {}
-    instances: dict[str, Any] = {}
-    for name, ref in spec.tools.items():
+    stand_ins: dict[str, Any] = {}
+    for tool_name, ref in tools.items():
         if ref.method:
             owner = ref.qualname.rsplit(".", 1)[0]
-            inst = next(p for p, o in spec.instances if o == owner)
-            ns = instances.setdefault(inst, _StandInInstance())
-            setattr(ns, ref.qualname.rsplit(".", 1)[-1], replayer.stand_in(name))
+            inst = next(p for p, o in instances if o == owner)
+            ns = stand_ins.setdefault(inst, _StandInInstance())
+            setattr(ns, ref.qualname.rsplit(".", 1)[-1], replayer.stand_in(tool_name))
         else:
-            modules.setdefault(ref.module, {})[ref.qualname] = replayer.stand_in(name)
+            modules.setdefault(ref.module, {})[ref.qualname] = replayer.stand_in(tool_name)
     try:
-        code = compile_skill(source, f"<admission {spec.name}>")
-        func = load_function(code, spec.name, modules, f"skills.{spec.name}")
-        output = func(**params, **instances)
+        code = compile_skill(source, f"<admission {name}>")
+        func = load_function(code, name, modules, f"skills.{name}")
+        output = func(**params, **stand_ins)
     except _Mismatch as e:
-        return Rejected(f"admission: {e}")
+        return f"admission: {e}"
+    except GuardFailed as e:
+        return f"admission: a guard fails on the recorded run: {e.reason}"
     except SandboxError as e:
-        return Rejected(f"admission: the generated code does not load in the sandbox: {e}")
+        return f"admission: the generated code does not load in the sandbox: {e}"
     except Exception as e:  # the generated code itself failed on the recorded data
-        return Rejected(f"admission: the skill raised {type(e).__name__}: {e}")
+        return f"admission: the skill raised {type(e).__name__}: {e}"
     if replayer.pos != len(traj.calls):
-        return Rejected(f"admission: the skill made {replayer.pos} of the run's {len(traj.calls)} calls")
+        return f"admission: the skill made {replayer.pos} of the run's {len(traj.calls)} calls"
     try:
         same_output = canonical_json(output) == canonical_json(traj.outcome.output)
     except (TypeError, ValueError):
         same_output = False
     if not same_output:
-        return Rejected(f"admission: the skill returns {output!r}, the run answered {traj.outcome.output!r}")
-    return Compiled(spec=spec, source=source)
+        return f"admission: the skill returns {output!r}, the run answered {traj.outcome.output!r}"
+    return None
 
 
 class _StandInInstance:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, overload
 
 from ._agent import accepts_transcript
-from ._compile import Compiled, Rejected, admit
+from ._compile import Compiled, Rejected, admit, admit_file, prove_all
 from ._codegen import render_skill
 from ._exceptions import (
     GuardFailed,
@@ -30,7 +30,9 @@ from ._exceptions import (
 )
 from ._index import HotIndex, Match, SemanticIndex
 from ._library import Library, SkillFile, read_skill_file
-from ._lifting import lift
+from ._lifting import lift, merge, spec_from_runs
+from ._spec import SkillSpec
+from ._template import TaskTemplate
 from ._sandbox import compile_skill, load_function
 from ._tools import Run, Tool, ToolRegistry, activate, deactivate
 from ._trajectory import Call, Outcome, Trajectory
@@ -38,6 +40,18 @@ from ._trajectory import Call, Outcome, Trajectory
 __all__ = ["Forge", "Result"]
 
 logger = logging.getLogger(__name__)
+
+
+_STOPPED = object()  # a skill attempt that did not finish
+
+
+@dataclass(slots=True)
+class _Attempt:
+    skill: str
+    output: Any
+    calls: list[tuple[str, dict[str, Any], Any, str | None]]
+    reason: str | None
+    wrote: bool
 
 
 @dataclass(slots=True)
@@ -216,12 +230,17 @@ class Forge:
 
     def find(self, task: str) -> Match | None:
         """The skill whose template binds ``task`` (most specific first), or None."""
+        matches = self.find_all(task)
+        return matches[0] if matches else None
+
+    def find_all(self, task: str) -> list[Match]:
+        """Every skill whose template binds ``task`` at the highest specificity, variants included."""
         hot = self._index()
-        match = hot.find(task)
-        if match is not None or not len(hot):
-            return match
+        matches = hot.find(task)
+        if matches or not len(hot):
+            return matches
         names = self._semantic_candidates(task, hot)
-        return hot.find_among(names, task) if names else None
+        return hot.find_among(names, task) if names else []
 
     def _semantic_candidates(self, task: str, hot: HotIndex) -> list[str]:
         try:
@@ -247,84 +266,105 @@ class Forge:
     def solve(self, task: str) -> Result:
         """Serve ``task`` from a skill if one binds it, else from the agent (and learn).
 
+        Variants of a template are tried in turn while no write has happened; when a
+        guard fails (or a tool raises) the agent continues from the calls made so far.
+
         Raises:
             InvalidTaskError: ``task`` is not a non-empty string.
             NoAgentError: no skill binds the task and no agent is configured.
         """
         start = time.perf_counter()
         _check_task(task)
-        match = self.find(task)
-        if match is None:
-            return self._agent_run(task, start, transcript=None, skill=None, handover=None)
+        matches = self.find_all(task)
+        if not matches:
+            return self._agent_run(task, start, prior=None, skill=None, handover=None, family=None)
+        attempt = None
+        for match in matches:
+            attempt = self._run_skill(match)
+            if attempt.output is not _STOPPED:
+                return Result(
+                    task=task, output=attempt.output, source="skill", skill=match.skill.name,
+                    duration=time.perf_counter() - start, _raw_calls=attempt.calls,
+                )
+            if attempt.wrote:
+                break  # a write happened: only the agent may continue from here
+        last: _Attempt = attempt  # type: ignore[assignment]  # matches is non-empty
+        logger.info("skill %s stopped (%s); handing over", last.skill, last.reason)
+        family = matches[0].skill.template
+        return self._agent_run(task, start, prior=last.calls, skill=last.skill, handover=last.reason, family=family)
+
+    def _run_skill(self, match: Match) -> _Attempt:
         skill = match.skill
         try:
             func = self._function(skill)
         except SandboxError as e:
-            logger.warning("skill %s does not load in the sandbox (%s); the agent takes over", skill.path, e)
-            return self._agent_run(task, start, transcript=None, skill=None, handover=f"skill {skill.name} failed to load: {e}")
+            logger.warning("skill %s does not load in the sandbox (%s); it is skipped", skill.path, e)
+            return _Attempt(skill.name, _STOPPED, [], f"skill {skill.name} failed to load: {e}", False)
         kwargs = match.params
         if skill.instances:
             kwargs = dict(kwargs)
             for param, owner in skill.instances:
                 inst = self.instances.get(owner)
                 if inst is None:
-                    return self._agent_run(
-                        task, start, transcript=None, skill=None,
-                        handover=f"no {owner} instance provided (forge.provide(...))",
-                    )
+                    return _Attempt(skill.name, _STOPPED, [], f"no {owner} instance was provided (forge.provide)", False)
                 kwargs[param] = inst
         run = Run(snapshot=False, instances=self.instances, tools=self.registry.tools)
         token = activate(run)
         try:
-            output = func(**kwargs)
+            return _Attempt(skill.name, func(**kwargs), run.calls, None, False)
         except GuardFailed as g:
-            reason = f"guard failed: {g.reason}"
+            reason = f"guard failed in {skill.name}: {g.reason}"
         except Exception as e:
-            reason = f"{type(e).__name__}: {e}"
-        else:
-            return Result(
-                task=task, output=output, source="skill", skill=skill.name,
-                duration=time.perf_counter() - start, _raw_calls=run.calls,
-            )
+            reason = f"{skill.name} raised {type(e).__name__}: {e}"
         finally:
             deactivate(token)
-        logger.info("skill %s stopped after %d calls (%s); handing over", skill.name, len(run.calls), reason)
-        transcript = [Call.model_construct(tool=t, args=a, result=r, error=e) for t, a, r, e in run.calls]
-        return self._agent_run(task, start, transcript=transcript, skill=skill.name, handover=reason, prior=run.calls)
+        wrote = any(e is None and not self._is_read(t) for t, _a, _r, e in run.calls)
+        return _Attempt(skill.name, _STOPPED, run.calls, reason, wrote)
 
     def _agent_run(
         self,
         task: str,
         start: float,
         *,
-        transcript: list[Call] | None,
+        prior: list[Any] | None,
         skill: str | None,
         handover: str | None,
-        prior: list[Any] | None = None,
+        family: TaskTemplate | None,
     ) -> Result:
         agent = self.agent
+        if agent is None and handover is not None:
+            return Result(
+                task=task, output=None, source="skill", skill=skill, duration=time.perf_counter() - start,
+                error=f"{handover}; no agent is configured to continue (pass agent= to Forge() or assign forge.agent)",
+                handover=handover, _raw_calls=list(prior or []),
+            )
         if agent is None:
             raise NoAgentError(
                 f"no skill matches {task!r} and no agent is configured: pass agent= to Forge(), "
                 "assign forge.agent, or set SKILLFORGE_AGENT=openai for the default forge"
             )
-        prior = prior or []
-        source = "skill+agent" if transcript is not None else "agent"
-        wrote = any(not self._is_read(t) for t, _a, _r, e in prior if e is None)
+        prior = list(prior or [])
+        source = "skill+agent" if handover is not None else "agent"
+        wrote = any(e is None and not self._is_read(t) for t, _a, _r, e in prior)
         resumes = accepts_transcript(agent)
-        if transcript is not None and wrote and not resumes:
+        if wrote and not resumes:
             return Result(
                 task=task, output=None, source="skill", skill=skill, duration=time.perf_counter() - start,
                 error=f"the skill stopped after a write ({handover}) and the agent cannot resume from a transcript; "
                 "writes are never repeated, so the task was left for a person",
-                handover=handover, _raw_calls=list(prior),
+                handover=handover, _raw_calls=prior,
             )
+        # the transcript the agent continues from; without transcript support it starts afresh (reads only)
+        carried = prior if resumes else []
         run = Run(snapshot=True, instances=self.instances, tools=self.registry.tools)
+        for t, a, r, e in carried:  # carried calls become the start of the recorded run
+            run.calls.append((t, run._snap(a, t, "arguments"), run._snap(r, t, "result"), e))
         token = activate(run)
         error = None
         output = None
         try:
-            if transcript is not None and resumes:
+            if carried:
+                transcript = [Call.model_construct(tool=t, args=a, result=r, error=e) for t, a, r, e in carried]
                 output = agent(task, transcript=transcript)
             else:
                 output = agent(task)
@@ -332,23 +372,21 @@ class Forge:
             raise
         except Exception as e:
             error = f"{type(e).__name__}: {e}"
-            if run.calls and run.calls[-1][3] is not None:
+            if len(run.calls) > len(carried) and run.calls[-1][3] is not None:
                 error = f"tool {run.calls[-1][0]!r} raised {run.calls[-1][3]}"
         finally:
             deactivate(token)
         result = Result(
             task=task, output=output, source=source, skill=skill,
             llm_calls=run.llm_calls, prompt_tokens=run.prompt_tokens, completion_tokens=run.completion_tokens,
-            error=error, handover=handover, _raw_calls=list(prior) + run.calls,
+            error=error, handover=handover, _raw_calls=(prior if not carried else []) + run.calls,
         )
-        if error is None and transcript is None and self.learn_enabled:
-            self._learn_from(task, run, output, result)
-        elif error is not None:
+        if error is not None:
             result.not_learned = f"the run failed: {error}"
-        elif transcript is not None:
-            result.not_learned = "runs that resume a skill are not learned yet"
-        else:
+        elif not self.learn_enabled:
             result.not_learned = "learning is off"
+        else:
+            self._learn_from(task, run, output, result, family)
         result.duration = time.perf_counter() - start
         return result
 
@@ -357,16 +395,16 @@ class Forge:
         return bool(t and t.read)
 
     # -- learning ------------------------------------------------------------------
-    def _learn_from(self, task: str, run: Run, output: Any, result: Result) -> None:
+    def _learn_from(self, task: str, run: Run, output: Any, result: Result, family: TaskTemplate | None) -> None:
         if run.unlearnable is not None:
             result.not_learned = str(run.unlearnable)
             return
         try:
-            traj = self.trajectory(task, run.calls, output)
+            traj = self.trajectory(task, run.calls, output)  # a resumed run includes the skill's calls
         except UserError as e:
             result.not_learned = str(e)
             return
-        verdict = self.learn(traj)
+        verdict = self.learn(traj, family=family)
         match verdict:
             case Compiled(spec=spec):
                 result.learned = spec.name
@@ -388,40 +426,77 @@ class Forge:
             tools=tools,
         )
 
-    def learn(self, traj: Trajectory) -> Compiled | Rejected:
-        """Compile, admit and write a skill from a successful run; the verdict, never an exception."""
-        spec = lift(traj)
+    def learn(self, traj: Trajectory, *, family: TaskTemplate | None = None) -> Compiled | Rejected:
+        """Compile, admit and write a skill from a successful run; the verdict, never an exception.
+
+        ``family`` is the template of the skills the task already matched (the run
+        then happened because their guards did not hold): the run is lifted against
+        it. A run under an existing template is merged into a skill that differs
+        from it only in categorical guard values (``status in ('a', 'b')``), or else
+        becomes a new *variant* with its own guards; a run an existing skill already
+        reproduces is not written again.
+        """
+        spec = lift(traj, template=family)
         if isinstance(spec, Rejected):
             return spec
         hot = self._index()
         with self.library.lock():
+            variants = sorted(hot.by_template.get(spec.template, []), key=lambda s: s.name)
+            for existing in variants:
+                if isinstance(admit_file(existing, traj), Compiled):
+                    return Rejected(f"skill {existing.name} already reproduces this run")
+            for existing in variants:
+                merged = self._merged(existing, traj)
+                if merged is not None:
+                    return self._write(merged[0], merged[1], merged[2])
             taken = {p.stem for p in self.library.paths()}
-            for existing in hot.by_name.values():
-                if existing.template.text == spec.template:
-                    return Rejected(f"skill {existing.name} already has the template {spec.template!r}")
             name = spec.name
             i = 2
             while name in taken:
                 name = f"{spec.name}_{i}"
                 i += 1
             if name != spec.name:
-                spec = lift(traj, name=name)
+                spec = lift(traj, name=name, template=TaskTemplate(spec.template, list(spec.slots)))
                 if isinstance(spec, Rejected):  # pragma: no cover - lifting is deterministic
                     return spec
             source = render_skill(spec)
             verdict = admit(source, spec, traj)
             if isinstance(verdict, Rejected):
                 return verdict
-            path = self.library.write(spec.name, source, [traj])
+            return self._write(spec, source, [traj])
+
+    def _merged(self, existing: SkillFile, traj: Trajectory) -> tuple[SkillSpec, str, list[Trajectory]] | None:
+        """``existing`` widened to cover ``traj`` too, if they differ only in guard values."""
+        if existing.edited:
+            return None  # a person's edit is never regenerated over
+        try:
+            runs = [self.library.load_run(h) for h in existing.runs]
+        except SkillFileError as e:
+            logger.info("cannot merge into %s: %s", existing.name, e)
+            return None
+        base = spec_from_runs(runs, name=existing.name, template=existing.template)
+        one = lift(traj, name=existing.name, template=existing.template)
+        if isinstance(base, Rejected) or isinstance(one, Rejected):
+            return None
+        merged = merge(base, one)
+        if merged is None:
+            return None
+        source = render_skill(merged)
+        if prove_all(source, merged, [*runs, traj]) is not None:
+            return None
+        return merged, source, [*runs, traj]
+
+    def _write(self, spec: SkillSpec, source: str, runs: list[Trajectory]) -> Compiled:
+        path = self.library.write(spec.name, source, runs)
         skill = read_skill_file(path)
-        hot.add(skill)
-        logger.info("learned skill %s from %r", skill.name, traj.task)
+        self._index().add(skill)
+        logger.info("learned skill %s from %r (%d run%s)", skill.name, runs[-1].task, len(runs), "s" * (len(runs) != 1))
         if self._synced:
             try:
                 self.semantic.upsert(skill)
             except Exception as e:
                 logger.warning("could not add %s to the semantic index (%s); `skillforge reindex` repairs it", skill.name, e)
-        return verdict
+        return Compiled(spec=spec, source=source)
 
     def tool_named(self, name: str) -> Tool:
         return self.registry.tools[name]

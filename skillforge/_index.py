@@ -34,17 +34,21 @@ class Match:
     params: dict[str, Any]
 
 
-def _best(candidates: Any, task: str) -> Match | None:
-    best: Match | None = None
-    best_rank: tuple[Any, ...] | None = None
+def _binding(candidates: Any, task: str) -> list[Match]:
+    """Every candidate whose template binds ``task``: most specific first, then by name.
+
+    Skills that share a template are variants learned in different circumstances;
+    their guards decide which one applies, so all of them are returned.
+    """
+    found = []
     for skill in candidates:
         params = skill.template.bind(task)
-        if params is None:
-            continue
-        rank = (skill.template.specificity, skill.name)
-        if best_rank is None or rank[0] > best_rank[0] or (rank[0] == best_rank[0] and rank[1] < best_rank[1]):
-            best, best_rank = Match(skill, params), rank
-    return best
+        if params is not None:
+            found.append(Match(skill, params))
+    if len(found) > 1:
+        top = max(m.skill.template.specificity for m in found)
+        found = sorted((m for m in found if m.skill.template.specificity == top), key=lambda m: m.skill.name)
+    return found
 
 
 class HotIndex:
@@ -54,10 +58,12 @@ class HotIndex:
         self.by_key: dict[str, list[Any]] = {}
         self.free: dict[str, Any] = {}  # name → skill, for templates with free-text slots
         self.by_name: dict[str, Any] = {}
+        self.by_template: dict[str, list[Any]] = {}  # variants: skills that share a template
 
     def add(self, skill: Any) -> None:
         self.remove(skill.name)
         self.by_name[skill.name] = skill
+        self.by_template.setdefault(skill.template.text, []).append(skill)
         key = skill.template.key
         if key is None:
             self.free[skill.name] = skill
@@ -69,6 +75,10 @@ class HotIndex:
         if old is None:
             return
         self.free.pop(name, None)
+        siblings = self.by_template.get(old.template.text, [])
+        siblings[:] = [s for s in siblings if s.name != name]
+        if not siblings:
+            self.by_template.pop(old.template.text, None)
         key = old.template.key
         if key is not None:
             bucket = self.by_key.get(key, [])
@@ -76,12 +86,19 @@ class HotIndex:
             if not bucket:
                 self.by_key.pop(key, None)
 
-    def find(self, task: str) -> Match | None:
+    def find(self, task: str) -> list[Match]:
         bucket = self.by_key.get(shape_key(task))
-        return _best(bucket, task) if bucket else None
+        return _binding(bucket, task) if bucket else []
 
-    def find_among(self, names: list[str], task: str) -> Match | None:
-        return _best([self.by_name[n] for n in names if n in self.by_name], task)
+    def find_among(self, names: list[str], task: str) -> list[Match]:
+        """Bind ``task`` against the named skills and every variant of their templates."""
+        seen: dict[str, Any] = {}
+        for n in names:
+            skill = self.by_name.get(n)
+            if skill is not None:
+                for variant in self.by_template.get(skill.template.text, [skill]):
+                    seen[variant.name] = variant
+        return _binding(seen.values(), task)
 
     def __len__(self) -> int:
         return len(self.by_name)

@@ -25,11 +25,12 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
-from ._spec import Const, DictOf, Expr, Fmt, ListOf, Param, Ref, SkillSpec, Step
+from ._guards import derive_guards
+from ._spec import Const, DictOf, Expr, Fmt, Guard, ListOf, Param, Ref, SkillSpec, Step
 from ._template import Slot, TaskTemplate, slot_kind
 from ._trajectory import Trajectory, canonical_json
 
-__all__ = ["Rejected", "lift", "skill_name"]
+__all__ = ["Rejected", "discover_template", "lift", "merge", "skill_name", "spec_from_runs"]
 
 _MAX_NODES = 5000  # per result: beyond this, deeper values are not indexed
 _VERB_PREFIXES = ("get_", "fetch_", "find_", "lookup_", "look_up_", "list_", "search_", "read_", "load_", "query_")
@@ -37,7 +38,7 @@ _STOP_WORDS = frozenset(
     "a an the of to for on in is are was my me i you your our please with and at by from "
     "can could would will this that it be do does did".split()
 )
-_RESERVED = frozenset({"require", "SKILL", "result", "str", "int", "float", "list", "dict", "len"})
+_RESERVED = frozenset({"require", "has", "check", "SKILL", "result", "str", "int", "float", "list", "dict", "len", "format"})
 _IDENT = re.compile(r"[^0-9a-zA-Z_]+")
 
 
@@ -127,15 +128,18 @@ class _TaskSpans:
 
 
 class _Lifter:
-    def __init__(self, traj: Trajectory) -> None:
+    def __init__(self, traj: Trajectory, bound: dict[str, Any] | None = None) -> None:
         self.traj = traj
         self.spans = _TaskSpans(traj.task)
         self.params: dict[tuple[int, int], tuple[str, Any]] = {}  # span → (name, value)
-        self.namer = _Namer(set(traj.tools) | _RESERVED)
+        self.bound = bound  # template mode: the slot values the template binds from the task
+        self.namer = _Namer(set(traj.tools) | _RESERVED | set(bound or ()))
         self.index: dict[str, tuple[int, tuple[str | int, ...]]] = {}  # canonical value → first source
         self.scalars: list[tuple[str, Expr, int, str]] = []  # (text, expr, priority, format spec)
         self.referenced: set[int] = set()
         self.constants = 0
+        for pname, v in (bound or {}).items():
+            self.scalars.append((str(v), Param(pname), 0, ""))
 
     # -- sources ------------------------------------------------------------------
     def add_result(self, call: int, result: Any) -> None:
@@ -160,6 +164,11 @@ class _Lifter:
                 queue.extend((item, (*path, i)) for i, item in enumerate(v))
 
     def _param(self, value: Any, hint: str) -> Param | None:
+        if self.bound is not None:
+            for pname, v in self.bound.items():
+                if type(v) is type(value) and v == value and (type(v) is not str or len(v) >= 2 or v.isdigit()):
+                    return Param(pname)
+            return None
         span = self.spans.find(value)
         if span is None:
             return None
@@ -243,20 +252,7 @@ def _result_var(tool: str) -> str:
     return f"{tool}_result"
 
 
-def lift(traj: Trajectory, *, name: str | None = None) -> SkillSpec | Rejected:
-    """Lift a successful run into a SkillSpec, or say why it cannot be one.
-
-    Example:
-        >>> from skillforge._trajectory import Call, Outcome, ToolRef
-        >>> t = Trajectory(task="Refund order #1042", outcome=Outcome(ok=True, output="done"),
-        ...     calls=[Call(tool="get_order", args={"order_id": "1042"}, result={"pay": "P9"}),
-        ...            Call(tool="refund", args={"payment_id": "P9"}, result=True)],
-        ...     tools={"get_order": ToolRef(module="m", qualname="get_order", read=True),
-        ...            "refund": ToolRef(module="m", qualname="refund")})
-        >>> spec = lift(t)
-        >>> spec.template, spec.steps[1].args
-        ('Refund order #{order_id}', (('payment_id', Ref(call=0, path=('pay',))),))
-    """
+def _check_run(traj: Trajectory) -> Rejected | None:
     if not traj.outcome.ok:
         return Rejected(f"the run did not succeed: {traj.outcome.error}")
     failed = [c for c in traj.calls if c.error is not None]
@@ -273,8 +269,10 @@ def lift(traj: Trajectory, *, name: str | None = None) -> SkillSpec | Rejected:
             )
         if "<locals>" in ref.qualname:
             return Rejected(f"tool {tool_name!r} is defined inside a function ({ref.qualname}); skill files cannot import it")
+    return None
 
-    lifter = _Lifter(traj)
+
+def _lift_values(lifter: _Lifter, traj: Trajectory) -> tuple[list[tuple[str, tuple[tuple[str, Expr], ...]]], Expr]:
     raw_steps: list[tuple[str, tuple[tuple[str, Expr], ...]]] = []
     for i, call in enumerate(traj.calls):
         order = {p: n for n, p in enumerate(traj.tools[call.tool].params)}
@@ -282,8 +280,16 @@ def lift(traj: Trajectory, *, name: str | None = None) -> SkillSpec | Rejected:
         args = tuple((k, lifter.lift(call.args[k], k)) for k in keys)
         raw_steps.append((call.tool, args))
         lifter.add_result(i, call.result)
-    output = lifter.lift(traj.outcome.output, "output")
+    return raw_steps, lifter.lift(traj.outcome.output, "output")
 
+
+def discover_template(traj: Trajectory) -> TaskTemplate | Rejected:
+    """The task template of a run: the task with every span an argument or the answer uses as a slot."""
+    problem = _check_run(traj)
+    if problem is not None:
+        return problem
+    lifter = _Lifter(traj)
+    _lift_values(lifter, traj)
     slots_by_span = sorted(lifter.params.items())
     slots = tuple(Slot(n, slot_kind(v), type(v).__name__) for _span, (n, v) in slots_by_span)
     pieces: list[str] = []
@@ -294,18 +300,51 @@ def lift(traj: Trajectory, *, name: str | None = None) -> SkillSpec | Rejected:
         pieces.append("{" + pname + "}")
         pos = e
     pieces.append(task[pos:].replace("{", "{{").replace("}", "}}"))
-    template = "".join(pieces).strip()
+    text = "".join(pieces).strip()
     # every other occurrence of a slot's text is that slot too: it must vary together
     for (_s, _e), (pname, v) in slots_by_span:
-        text = str(v)
-        if len(text) >= 2:
-            template = _also_slot(template, text, pname)
-    TaskTemplate(template, list(slots))  # raises ValueError on a malformed template (a bug, not input)
+        if len(str(v)) >= 2:
+            text = _also_slot(text, str(v), pname)
+    return TaskTemplate(text, list(slots))
 
+
+def lift(traj: Trajectory, *, name: str | None = None, template: TaskTemplate | None = None) -> SkillSpec | Rejected:
+    """Lift a successful run into a SkillSpec, or say why it cannot be one.
+
+    Without ``template`` the task's spans are discovered first (``discover_template``);
+    with one (a skill's own, when a run becomes a variant or is re-rendered) the
+    parameters are what that template binds from the task.
+
+    Example:
+        >>> from skillforge._trajectory import Call, Outcome, ToolRef
+        >>> t = Trajectory(task="Refund order #1042", outcome=Outcome(ok=True, output="done"),
+        ...     calls=[Call(tool="get_order", args={"order_id": "1042"}, result={"pay": "P9"}),
+        ...            Call(tool="refund", args={"payment_id": "P9"}, result=True)],
+        ...     tools={"get_order": ToolRef(module="m", qualname="get_order", read=True),
+        ...            "refund": ToolRef(module="m", qualname="refund")})
+        >>> spec = lift(t)
+        >>> spec.template, spec.steps[1].args
+        ('Refund order #{order_id}', (('payment_id', Ref(call=0, path=('pay',))),))
+    """
+    problem = _check_run(traj)
+    if problem is not None:
+        return problem
+    if template is None:
+        found = discover_template(traj)
+        if isinstance(found, Rejected):
+            return found
+        template = found
+    bound = template.bind(traj.task)
+    if bound is None:
+        return Rejected(f"the template {template.text!r} does not bind the task {traj.task!r}")
+    lifter = _Lifter(traj, bound)
+    raw_steps, output = _lift_values(lifter, traj)
+
+    guards = derive_guards(traj, [a for _t, a in raw_steps], output)
     namer = _Namer(lifter.namer.taken)
     var_of: dict[int, str] = {}
     for i, (tool, _args) in enumerate(raw_steps):
-        if i in lifter.referenced:
+        if i in lifter.referenced or guards[i]:
             var_of[i] = namer.take(_ident(_result_var(tool), "result"))
     instances: list[tuple[str, str]] = []
     for tool in sorted({c.tool for c in traj.calls}):
@@ -314,15 +353,24 @@ def lift(traj: Trajectory, *, name: str | None = None) -> SkillSpec | Rejected:
             owner = ref.qualname.rsplit(".", 1)[0]
             if owner not in [o for _, o in instances]:
                 instances.append((namer.take(_ident(_snake(owner.rsplit(".", 1)[-1]), "instance")), owner))
-    steps = tuple(Step(tool=t, args=a, var=var_of.get(i)) for i, (t, a) in enumerate(raw_steps))
-    name = name or skill_name(template)
+    steps = tuple(
+        Step(
+            tool=t,
+            args=a,
+            var=var_of.get(i),
+            guards=guards[i],
+            pre=(Guard("check", (), traj.calls[i].pre),) if traj.tools[t].check else (),
+        )
+        for i, (t, a) in enumerate(raw_steps)
+    )
+    name = name or skill_name(template.text)
     if name in traj.tools or name in {r.qualname for r in traj.tools.values()}:
         name = f"{name}_skill"  # a skill must not shadow the tool it calls
     return SkillSpec(
         name=name,
-        template=template,
-        slots=slots,
-        examples={n: v for _span, (n, v) in slots_by_span},
+        template=template.text,
+        slots=template.slots,
+        examples=bound,
         steps=steps,
         output=output,
         tools={t: traj.tools[t] for t in sorted({c.tool for c in traj.calls})},
@@ -330,8 +378,64 @@ def lift(traj: Trajectory, *, name: str | None = None) -> SkillSpec | Rejected:
         runs=(traj.hash,),
         task=traj.task,
         constants=lifter.constants,
-        meta={"vars": var_of},
     )
+
+
+def merge(a: SkillSpec, b: SkillSpec) -> SkillSpec | None:
+    """One skill for two runs that differ only in categorical guard values, or None.
+
+    ``order['status'] == 'shipped'`` and ``== 'delivered'`` become one guard
+    ``order['status'] in ('delivered', 'shipped')``; any other difference (another
+    call, another argument source, another sign or emptiness) keeps them apart.
+    """
+    if (a.template, a.slots, a.output, a.tools, a.instances) != (b.template, b.slots, b.output, b.tools, b.instances):
+        return None
+    if len(a.steps) != len(b.steps):
+        return None
+    steps = []
+    for sa, sb in zip(a.steps, b.steps, strict=True):
+        if (sa.tool, sa.args, sa.var, sa.pre) != (sb.tool, sb.args, sb.var, sb.pre):
+            return None
+        if [(g.kind, g.path) for g in sa.guards] != [(g.kind, g.path) for g in sb.guards]:
+            return None
+        guards = []
+        for ga, gb in zip(sa.guards, sb.guards, strict=True):
+            if ga.kind == "eq":
+                allowed = sorted(set(_values(ga.value)) | set(_values(gb.value)), key=repr)
+                guards.append(Guard("eq", ga.path, allowed[0] if len(allowed) == 1 else tuple(allowed)))
+            elif ga != gb:
+                return None
+            else:
+                guards.append(ga)
+        steps.append(Step(tool=sa.tool, args=sa.args, var=sa.var, guards=tuple(guards), pre=sa.pre))
+    runs = a.runs + tuple(r for r in b.runs if r not in a.runs)
+    return SkillSpec(
+        name=a.name, template=a.template, slots=a.slots, examples=a.examples, steps=tuple(steps), output=a.output,
+        tools=a.tools, instances=a.instances, runs=runs, task=a.task, constants=a.constants,
+    )
+
+
+def _values(v: Any) -> tuple[Any, ...]:
+    return v if type(v) is tuple else (v,)
+
+
+def spec_from_runs(runs: list[Trajectory], *, name: str, template: TaskTemplate) -> SkillSpec | Rejected:
+    """The spec of a skill learned from several runs (in order), as its file is rendered."""
+    spec: SkillSpec | None = None
+    for traj in runs:
+        one = lift(traj, name=name, template=template)
+        if isinstance(one, Rejected):
+            return one
+        if spec is None:
+            spec = one
+            continue
+        merged = merge(spec, one)
+        if merged is None:
+            return Rejected(f"run {traj.hash[:12]} differs from the others in more than guard values")
+        spec = merged
+    if spec is None:
+        return Rejected("a skill needs at least one run")
+    return spec
 
 
 def _snake(name: str) -> str:

@@ -11,13 +11,13 @@ Expressions say where each argument comes from:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Union
 
 from ._template import Slot
 from ._trajectory import ToolRef
 
-__all__ = ["Const", "DictOf", "Expr", "Fmt", "ListOf", "Param", "Ref", "SkillSpec", "Step"]
+__all__ = ["Const", "DictOf", "Expr", "Fmt", "Guard", "ListOf", "Param", "Ref", "SkillSpec", "Step"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,12 +57,30 @@ Expr = Union[Param, Ref, Const, ListOf, DictOf, Fmt]
 
 
 @dataclass(frozen=True, slots=True)
+class Guard:
+    """A condition under which replay is the decision the agent made.
+
+    Kinds: ``has`` (the path exists and holds a value of kind ``value``), ``eq``
+    (a categorical value equals the learned one, or is one of them when ``value``
+    is a tuple: runs merged into one skill), ``len`` (``"empty"`` /
+    ``"nonempty"``), ``sign`` (``"positive"`` / ``"zero"`` / ``"negative"``),
+    ``check`` (a tool's own pre-check; ``value`` is what it captured when learned).
+    """
+
+    kind: str
+    path: tuple[str | int, ...] = ()
+    value: Any = None
+
+
+@dataclass(frozen=True, slots=True)
 class Step:
-    """One tool call of the skill."""
+    """One tool call of the skill, the checks before it and the guards on its result."""
 
     tool: str
     args: tuple[tuple[str, Expr], ...]
-    var: str | None = None  # the name its result is bound to, if anything reads it
+    var: str | None = None  # the name its result is bound to, if anything reads or guards it
+    guards: tuple[Guard, ...] = ()
+    pre: tuple[Guard, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -80,4 +98,3 @@ class SkillSpec:
     runs: tuple[str, ...] = ()  # hashes of the trajectories it was learned from
     task: str = ""  # the task of the first run
     constants: int = 0  # how many arguments stayed learned constants
-    meta: dict[str, Any] = field(default_factory=dict)

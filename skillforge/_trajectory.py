@@ -75,6 +75,7 @@ class ToolRef(BaseModel):
     method: bool = False
     fingerprint: str = ""
     params: tuple[str, ...] = ()  # parameter order, so generated calls read like the signature
+    check: bool = False  # the tool declares a pre-check (``@tool(guard=Check(...))``)
 
 
 class Call(BaseModel):
@@ -86,6 +87,7 @@ class Call(BaseModel):
     args: dict[str, Any] = Field(default_factory=dict)
     result: Any = None
     error: str | None = None
+    pre: Any = None  # what the tool's pre-check captured before the call, if it has one
 
 
 class Outcome(BaseModel):
@@ -115,8 +117,12 @@ class Trajectory(BaseModel):
     tools: dict[str, ToolRef] = Field(default_factory=dict)
 
     def canonical_json(self) -> str:
-        """The canonical JSON text of this trajectory (what ``hash`` is taken of)."""
-        return canonical_json(self.model_dump(mode="json"))
+        """The canonical JSON text of this trajectory (what ``hash`` is taken of).
+
+        Fields at their defaults are left out, so adding an optional field later
+        does not change the identity of runs recorded before it.
+        """
+        return canonical_json(self.model_dump(mode="json", exclude_defaults=True))
 
     @property
     def hash(self) -> str:

@@ -101,7 +101,7 @@ def reindex(app: str | None) -> None:
 
 @cli.command()
 @click.option("--dir", "workdir", type=click.Path(file_okay=False, path_type=Path), help="Keep the demo's files here.")
-@click.option("-n", "count", default=36, show_default=True, help="How many tickets.")
+@click.option("-n", "count", default=60, show_default=True, help="How many tickets.")
 @click.option("--real/--stand-in", "real", default=None, help="Force a real model or the offline stand-in.")
 def demo(workdir: Path | None, count: int, real: bool | None) -> None:
     """Run the support-desk demo: tickets solved by the agent once, then by skills."""
@@ -128,7 +128,13 @@ def demo(workdir: Path | None, count: int, real: bool | None) -> None:
             r = event.result
             outcomes.append(r)
             how = r.source if r.ok else "FAILED"
-            skill = r.skill or (f"-> learned {r.learned}" if r.learned else "-")
+            if r.learned:
+                if r.skill == r.learned:
+                    skill = f"{r.skill} (widened)"
+                else:
+                    skill = f"{r.skill} -> {r.learned}" if r.skill else f"-> learned {r.learned}"
+            else:
+                skill = r.skill or "-"
             ms = r.duration * 1000
             click.echo(f"{event.number:>3}  {how:11} {skill[:28]:28} {r.llm_calls:>3} {ms:>7.2f}ms  {event.ticket}")
             if r.error:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ._exceptions import GuardFailed
 
-__all__ = ["require"]
+__all__ = ["check", "has", "require"]
 
 
 def require(condition: object, why: str) -> None:
@@ -23,3 +23,46 @@ def require(condition: object, why: str) -> None:
     """
     if not condition:
         raise GuardFailed(why)
+
+
+_KINDS = {
+    "str": lambda v: type(v) is str,
+    "number": lambda v: type(v) in (int, float),
+    "bool": lambda v: type(v) is bool,
+    "null": lambda v: v is None,
+    "list": lambda v: type(v) is list,
+    "dict": lambda v: type(v) is dict,
+}
+
+
+def has(value: object, *path: object, kind: str) -> bool:
+    """Whether ``value[path[0]][path[1]]...`` exists and is of ``kind``.
+
+    Kinds: ``str``, ``number`` (int or float, not bool), ``bool``, ``null``, ``list``, ``dict``.
+
+    Example:
+        >>> has({"items": [{"price": 9.5}]}, "items", 0, "price", kind="number")
+        True
+        >>> has({"items": []}, "items", 0, "price", kind="number")
+        False
+    """
+    test = _KINDS.get(kind)
+    if test is None:
+        raise ValueError(f"unknown kind {kind!r}; use one of {', '.join(_KINDS)}")
+    for key in path:
+        if type(value) is dict and type(key) is str and key in value:
+            value = value[key]
+        elif type(value) is list and type(key) is int and -len(value) <= key < len(value):
+            value = value[key]
+        else:
+            return False
+    return test(value)
+
+
+def check(tool: object, learned: object, **args: object) -> bool:
+    """Run a tool's declared pre-check (``@tool(guard=Check(capture, compare))``) against the learned capture."""
+    spec = getattr(tool, "__skillforge_tool__", None)
+    guard = getattr(spec, "guard", None)
+    if guard is None:
+        raise GuardFailed(f"{getattr(tool, '__name__', tool)!r} has no pre-check any more; re-learn the skill")
+    return bool(guard.compare(guard.capture(**args), learned))

@@ -20,12 +20,14 @@ def test_demo_serves_most_tickets_from_skills_with_no_model_requests(tmp_path: P
     out = result.output
     assert "stand-in (rule-based, offline)" in out
     rows = [line for line in out.splitlines() if line[:3].strip().isdigit()]
-    assert len(rows) == 36
+    assert len(rows) == 60
     skill_rows = [r for r in rows if r.split()[1] == "skill"]
-    assert len(skill_rows) >= 25
+    assert len(skill_rows) >= 40  # most tickets, once each circumstance has been seen
     assert all(r.split()[3] == "0" for r in skill_rows)  # 0 model requests on every skill hit
     assert "FAILED" not in out
-    assert "skills written: 5" in out and "def refund_order(order_id: str):" in out
+    assert "skills written: " in out and "def refund_order(order_id: str):" in out
+    # a variant learned from a handover: the skill started, the agent finished, a new skill was written
+    assert any(r.split()[1] == "skill+agent" and ("->" in r or "(widened)" in r) for r in rows)
 
 
 def test_solve_skills_show_and_reindex_against_an_app(tmp_path: Path, monkeypatch, desk_db: Path) -> None:
@@ -46,7 +48,7 @@ def test_solve_skills_show_and_reindex_against_an_app(tmp_path: Path, monkeypatc
     solved = runner.invoke(cli, ["solve", "Where is my order #1010?", "--app", "myapp:forge"])
     assert solved.exit_code == 0 and "source: skill" in solved.output and "model requests: 0" in solved.output
     reindexed = runner.invoke(cli, ["reindex", "--app", "myapp:forge"])
-    assert reindexed.exit_code == 0 and "reindexed 5 skills" in reindexed.output
+    assert reindexed.exit_code == 0 and f"reindexed {len(list((tmp_path / 'skills').glob('[!_]*.py')))} skills" in reindexed.output
     bad = runner.invoke(cli, ["skills", "--app", "nocolon"])
     assert bad.exit_code == 2 and "MODULE:ATTRIBUTE" in bad.output
 

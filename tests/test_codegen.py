@@ -10,7 +10,7 @@ import pytest
 from skillforge import Compiled, Rejected, Trajectory, compile_run
 from skillforge._codegen import body_hash, render_skill, split_header
 from skillforge._compile import admit
-from skillforge._lifting import lift
+from skillforge._lifting import lift, spec_from_runs
 from skillforge._library import Library, read_skill_file
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -65,8 +65,8 @@ def test_committed_skills_rerender_byte_identically() -> None:
     for skill in skills:
         if skill.edited:
             continue  # a human edit is honoured, not overwritten
-        traj = library.load_run(skill.runs[0])
-        spec = lift(traj, name=skill.name)
+        runs = [library.load_run(h) for h in skill.runs]
+        spec = spec_from_runs(runs, name=skill.name, template=skill.template)
         assert not isinstance(spec, Rejected), spec
         rendered = render_skill(spec)
         assert rendered == skill.source, (
@@ -88,7 +88,7 @@ def _case(name: str) -> tuple[Trajectory, str]:
     [
         (("amount=order['total']", "amount=1.0"), "arguments"),
         (("    return f", "    get_order(order_id=order_id)\n    return f"), "the run made only 2 calls"),
-        (("    refund_payment(\n", "    dict(\n"), "made 1 of the run's 2 calls"),
+        (("    refund_payment_result = refund_payment(\n", "    return 'early'\n    refund_payment_result = refund_payment(\n"), "made 1 of the run's 2 calls"),
         (("for order {order_id}.", "for order {order_id}!"), "returns"),
         (("order['payment_id'],", "order['missing'],"), "KeyError"),
         (("def refund_order", "def other_name"), "no function"),

@@ -14,11 +14,14 @@ from skillforge.demo import desk
 
 from .conftest import copy_db
 
+# pairs of tickets whose worlds agree on what the agent's decision hinges on (status, stock, ...)
 WORKFLOWS = [
-    ("Refund order #1001", "Refund order #1017"),
-    ("Where is my order #1002?", "Where is my order #1040?"),
-    ("Please ship order #1003 to 12 Elm Street, Springfield instead.", "Please ship order #1033 to 7 Mill Lane, Lakeside instead."),
+    ("Refund order #1001", "Refund order #1013"),
+    ("Where is my order #1002?", "Where is my order #1010?"),
+    ("Please ship order #1006 to 12 Elm Street, Springfield instead.", "Please ship order #1040 to 7 Mill Lane, Lakeside instead."),
     ("Change the email of customer C-104 to sam1@example.org", "Change the email of customer C-111 to kim77@example.org"),
+    ("Send a replacement for order #1006", "Send a replacement for order #1019"),  # in stock
+    ("Send a replacement for order #1009", "Send a replacement for order #1042"),  # out of stock
 ]
 
 
@@ -56,7 +59,7 @@ def test_a_learned_skill_is_written_once_and_reused(desk_db: Path, make_forge) -
     files = sorted(p.name for p in forge.skills_dir.glob("*.py"))
     assert files == ["refund_order.py"]
     assert len(list((forge.skills_dir / "runs").glob("*.json"))) == 1
-    for order in ("1002", "1003", "1004"):
+    for order in ("1003", "1004", "1005"):  # delivered, like 1001
         assert forge.solve(f"Refund order #{order}").source == "skill"
     assert sorted(p.name for p in forge.skills_dir.glob("*.py")) == files
 
@@ -65,9 +68,9 @@ def test_a_new_forge_reads_skills_from_files(desk_db: Path, make_forge, tmp_path
     first = make_forge()
     first.solve("Where is my order #1002?")
     again = make_forge(skills_dir=first.skills_dir, agent=None)
-    result = again.solve("Where is my order #1050?")
+    result = again.solve("Where is my order #1010?")  # processing, like 1002
     assert result.source == "skill" and result.llm_calls == 0
-    assert result.output.startswith("Order 1050 is ")
+    assert result.output == "Order 1010 is processing."
 
 
 def test_different_literal_words_are_a_miss_not_a_wrong_hit(desk_db: Path, make_forge) -> None:
@@ -147,7 +150,7 @@ def test_unparsable_and_incomplete_skill_files_are_skipped_with_a_warning_and_ne
     )
     fresh = make_forge(skills_dir=forge.skills_dir, agent=None)
     with caplog.at_level(logging.WARNING, logger="skillforge"):
-        result = fresh.solve("Where is my order #1003?")
+        result = fresh.solve("Where is my order #1010?")
     assert result.source == "skill"
     messages = "\n".join(r.getMessage() for r in caplog.records)
     assert "broken.py" in messages and "not valid Python" in messages
@@ -179,3 +182,13 @@ def test_tuple_arguments_are_refused_not_turned_into_lists(make_forge) -> None:
     result = forge.solve("Tag event 7 with a and b")
     assert result.learned is None
     assert "argument" in result.not_learned and "['labels'] is a tuple" in result.not_learned
+
+
+def test_a_stopped_skill_without_an_agent_is_reported_not_raised(desk_db: Path, make_forge) -> None:
+    first = make_forge()
+    first.solve("Where is my order #1002?")  # processing
+    alone = make_forge(skills_dir=first.skills_dir, agent=None)
+    result = alone.solve("Where is my order #1001?")  # delivered: the status guard stops the skill
+    assert not result.ok and result.source == "skill" and result.skill == "where_order"
+    assert "order['status'] is 'processing'" in result.error and "no agent is configured" in result.error
+    assert [c.tool for c in result.calls] == ["get_order"]

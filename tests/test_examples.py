@@ -22,10 +22,10 @@ def test_committed_skill_imports_from_the_skills_package_as_a_plain_function(tmp
         "from skillforge.demo import desk\n"
         f"desk.open_desk({str(tmp_path / 'desk.sqlite3')!r})\n"
         "from skills.refund_order import refund_order\n"
-        "print(refund_order(order_id='1001'))\n"
-        "print(desk.get_order('1001')['status'])\n"
+        "print(refund_order(order_id='1002'))\n"  # processing: a circumstance the skill was learned in
+        "print(desk.get_order('1002')['status'])\n"
     )
     out = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, check=True)
     answer, status = out.stdout.splitlines()
-    assert answer.startswith("Refunded $") and answer.endswith("for order 1001.")
+    assert answer.startswith("Refunded $") and answer.endswith("for order 1002.")
     assert status == "refunded"

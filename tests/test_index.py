@@ -34,7 +34,10 @@ def test_hot_index_finds_typed_templates_without_chroma(tmp_path: Path) -> None:
 def test_free_text_templates_are_found_through_chroma_candidates(tmp_path: Path) -> None:
     forge = _forge_over_committed_skills(tmp_path)
     match = forge.find("Please ship order #1044 to 5 Harbor Road, Riverton instead.")
-    assert match is not None and match.skill.name == "ship_order_instead"
+    assert match is not None and match.skill.template.text == "Please ship order #{order_id} to {address} instead."
+    assert [m.skill.name for m in forge.find_all("Please ship order #1 to 5 Harbor Road, Riverton instead.")] == [
+        "ship_order_instead", "ship_order_instead_2", "ship_order_instead_3"
+    ]  # every variant, in name order: their guards decide
     assert match.params == {"order_id": "1044", "address": "5 Harbor Road, Riverton"}
     assert (tmp_path / "state" / "chroma").is_dir()
 
@@ -48,7 +51,7 @@ def test_retrieval_is_a_suggestion_binding_decides(tmp_path: Path) -> None:
 
 def test_the_index_is_derived_deleting_state_loses_nothing(tmp_path: Path) -> None:
     forge = _forge_over_committed_skills(tmp_path)
-    assert forge.reindex() == 5
+    assert forge.reindex() == len(forge.skills()) > 5
     assert forge.reindex() == 0  # nothing stale
     shutil.rmtree(tmp_path / "state")
     again = _forge_over_committed_skills(tmp_path)
@@ -77,10 +80,10 @@ def test_collection_reopens_in_a_new_process_with_the_offline_embedding(tmp_path
         "_embedding_function()\n"
         f"c = chromadb.PersistentClient(path={str(tmp_path / 'state' / 'chroma')!r})\n"
         "coll = c.get_collection(COLLECTION)\n"
-        "print(coll.query(query_texts=['ship order 5 to somewhere instead'], n_results=1)['ids'][0][0])\n"
+        "print(coll.query(query_texts=['Please ship order 5 to 1 Elm Street, Lakeside instead.'], n_results=1)['ids'][0][0])\n"
     )
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "ship_order_instead"
+    assert out.stdout.strip().startswith("ship_order_instead")
 
 
 def test_hashing_embedding_is_stable_and_normalised() -> None:
@@ -98,11 +101,12 @@ def test_the_most_specific_template_wins(tmp_path: Path) -> None:
     hot = HotIndex()
     for s in skills:
         hot.add(s)
-    match = hot.find("Can you refund my order 1009? It arrived broken.")
-    assert match is not None and match.skill.name == "refund_order_arrived_broken"
+    matches = hot.find("Can you refund my order 1009? It arrived broken.")
+    assert [m.skill.name for m in matches] == ["refund_order_arrived_broken"]
+    count = len(hot)
     hot.remove("refund_order_arrived_broken")
-    assert hot.find("Can you refund my order 1009? It arrived broken.") is None
-    assert len(hot) == 4
+    assert hot.find("Can you refund my order 1009? It arrived broken.") == []
+    assert len(hot) == count - 1
 
 
 def test_skills_whose_tools_are_missing_or_changed_are_not_run(tmp_path: Path, caplog) -> None:
@@ -111,7 +115,8 @@ def test_skills_whose_tools_are_missing_or_changed_are_not_run(tmp_path: Path, c
     target = tmp_path / "skills"
     shutil.copytree(REPO / "skills", target)
     partial = Forge(skills_dir=target, state_dir=tmp_path / "state", tools=[desk.get_order])
-    assert {s.name for s in partial.skills()} == {"where_order"}
+    # only the skills that need no tool but get_order: the status answer and the two refusals
+    assert {s.name for s in partial.skills()} == {"where_order", "ship_order_instead_2", "ship_order_instead_3"}
     path = target / "where_order.py"
     path.write_text(path.read_text().replace("'fingerprint': '", "'fingerprint': 'x"))
     with caplog.at_level(logging.INFO, logger="skillforge"):

@@ -87,7 +87,7 @@ def test_task_spans_become_parameters_and_result_values_references() -> None:
     assert spec.template == "Refund order #{order_id}"
     assert spec.steps[0].args == (("order_id", Param("order_id")),)
     assert spec.steps[1].args == (("payment_id", Ref(0, ("pay", "id"))), ("amount", Ref(0, ("total",))))
-    assert spec.steps[0].var == "order" and spec.steps[1].var is None
+    assert spec.steps[0].var == "order" and spec.steps[1].var == "refund_result"  # named: its result is guarded
     assert spec.output == Const("ok")
 
 

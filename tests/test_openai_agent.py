@@ -29,7 +29,8 @@ def test_tool_calling_loop_counts_requests_and_tokens(tmp_path: Path, desk_db: P
     first, second = server.requests
     assert first["model"] == "scripted"
     assert {t["function"]["name"] for t in first["tools"]} == {
-        "get_customer", "get_order", "refund_payment", "update_email", "update_shipping_address"
+        "get_customer", "get_order", "get_stock", "refund_payment", "send_replacement", "update_email",
+        "update_shipping_address",
     }
     schema = next(t for t in first["tools"] if t["function"]["name"] == "refund_payment")["function"]
     assert schema["parameters"]["required"] == ["order_id", "payment_id", "amount"]

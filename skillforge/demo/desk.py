@@ -1,4 +1,4 @@
-"""A small support desk on SQLite: customers, orders, refunds, address and email changes.
+"""A small support desk on SQLite: customers, orders, stock, refunds, replacements, address and email changes.
 
 The tools are plain functions decorated with ``skillforge.tool``; the database
 is a runtime dependency opened with ``open_desk(path)``, never recorded as data.
@@ -18,8 +18,10 @@ __all__ = [
     "TOOLS",
     "get_customer",
     "get_order",
+    "get_stock",
     "open_desk",
     "refund_payment",
+    "send_replacement",
     "update_email",
     "update_shipping_address",
 ]
@@ -33,7 +35,11 @@ CREATE TABLE IF NOT EXISTS customers (
 CREATE TABLE IF NOT EXISTS orders (
     id TEXT PRIMARY KEY, customer_id TEXT NOT NULL REFERENCES customers(id),
     status TEXT NOT NULL, total REAL NOT NULL, payment_id TEXT NOT NULL,
-    shipping_address TEXT NOT NULL, items TEXT NOT NULL
+    shipping_address TEXT NOT NULL, items TEXT NOT NULL, address_changed INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS stock (sku TEXT PRIMARY KEY, available INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS replacements (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, order_id TEXT NOT NULL, sku TEXT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS refunds (
     id INTEGER PRIMARY KEY AUTOINCREMENT, order_id TEXT NOT NULL, payment_id TEXT NOT NULL, amount REAL NOT NULL
@@ -48,6 +54,7 @@ LAST = ["Okafor", "Lind", "Moreau", "Silva", "Novak", "Reyes", "Tanaka", "Berg",
 STREETS = ["Elm Street", "Harbor Road", "Mill Lane", "Cedar Avenue", "King Street", "Orchard Way"]
 TOWNS = ["Springfield", "Riverton", "Lakeside", "Fairview", "Brookfield"]
 PRODUCTS = [("MUG-1", "mug", 12.5), ("LMP-2", "desk lamp", 39.0), ("BAG-3", "backpack", 54.25), ("PEN-4", "pen set", 8.75)]
+STOCK = {"MUG-1": 40, "LMP-2": 0, "BAG-3": 25, "PEN-4": 60}
 
 
 def open_desk(path: str | Path, *, seed: int = 7) -> sqlite3.Connection:
@@ -78,7 +85,8 @@ def _fill(conn: sqlite3.Connection, seed: int) -> None:
         total = round(sum(it["qty"] * it["price"] for it in items), 2)
         address = f"{rng.randint(1, 99)} {rng.choice(STREETS)}, {rng.choice(TOWNS)}"
         conn.execute(
-            "INSERT INTO orders VALUES (?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO orders (id, customer_id, status, total, payment_id, shipping_address, items)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?)",
             (
                 str(n),
                 f"C-{101 + rng.randrange(20)}",
@@ -89,6 +97,7 @@ def _fill(conn: sqlite3.Connection, seed: int) -> None:
                 json.dumps(items),
             ),
         )
+    conn.executemany("INSERT INTO stock VALUES (?, ?)", sorted(STOCK.items()))
     conn.commit()
 
 
@@ -120,6 +129,7 @@ def get_order(order_id: str) -> dict[str, Any]:
         "total": row["total"],
         "payment_id": row["payment_id"],
         "shipping_address": row["shipping_address"],
+        "address_changed": bool(row["address_changed"]),
         "items": json.loads(row["items"]),
     }
 
@@ -171,7 +181,7 @@ def update_shipping_address(order_id: str, address: str) -> dict[str, Any]:
     conn.execute(
         "INSERT INTO address_changes (order_id, old, new) VALUES (?, ?, ?)", (order_id, row["shipping_address"], address)
     )
-    conn.execute("UPDATE orders SET shipping_address = ? WHERE id = ?", (address, order_id))
+    conn.execute("UPDATE orders SET shipping_address = ?, address_changed = 1 WHERE id = ?", (address, order_id))
     conn.commit()
     return {"order_id": order_id, "shipping_address": address}
 
@@ -194,4 +204,35 @@ def update_email(customer_id: str, email: str) -> dict[str, Any]:
     return {"customer_id": customer_id, "email": email}
 
 
-TOOLS = [get_order, get_customer, refund_payment, update_shipping_address, update_email]
+@skillforge.tool(read=True)
+def get_stock(sku: str) -> dict[str, Any]:
+    """How many units of a product are in the warehouse.
+
+    Args:
+        sku: the product's stock-keeping unit, like "MUG-1".
+    """
+    row = _conn().execute("SELECT * FROM stock WHERE sku = ?", (sku,)).fetchone()
+    if row is None:
+        raise LookupError(f"no product {sku}")
+    return {"sku": row["sku"], "available": row["available"]}
+
+
+@skillforge.tool
+def send_replacement(order_id: str, sku: str) -> dict[str, Any]:
+    """Ship one replacement unit of a product from an order.
+
+    Args:
+        order_id: the order the product was bought in.
+        sku: the product to replace.
+    """
+    conn = _conn()
+    _order_row(order_id)
+    cur = conn.execute("UPDATE stock SET available = available - 1 WHERE sku = ? AND available > 0", (sku,))
+    if cur.rowcount == 0:
+        raise ValueError(f"{sku} is out of stock")
+    ins = conn.execute("INSERT INTO replacements (order_id, sku) VALUES (?, ?)", (order_id, sku))
+    conn.commit()
+    return {"replacement_id": f"X-{ins.lastrowid}", "order_id": order_id, "sku": sku}
+
+
+TOOLS = [get_order, get_customer, get_stock, refund_payment, update_shipping_address, update_email, send_replacement]

@@ -40,7 +40,12 @@ def _address(m: re.Match[str], results: list[Any]) -> dict[str, Any]:
         return tool_call("get_order", order_id=order_id)
     if "error" in results[0]:
         return answer(f"I could not find order {order_id}.")
+    order = results[0]
     if len(results) == 1:
+        if order["status"] == "delivered":
+            return answer(f"Order {order_id} was already delivered, so its address cannot change.")
+        if order["address_changed"]:
+            return answer(f"The address of order {order_id} was already changed once; a person will follow up.")
         return tool_call("update_shipping_address", order_id=order_id, address=address)
     return answer(f"Order {order_id} will now ship to {address}.")
 
@@ -60,15 +65,36 @@ def _email(m: re.Match[str], results: list[Any]) -> dict[str, Any]:
         return tool_call("get_customer", customer_id=customer_id)
     if "error" in results[0]:
         return answer(f"I could not find customer {customer_id}.")
+    customer = results[0]
     if len(results) == 1:
+        if customer["status"] != "active":
+            return answer(f"The account of {customer['name']} is {customer['status']}, so I cannot change its email.")
         return tool_call("update_email", customer_id=customer_id, email=email)
-    return answer(f"Updated the email of {results[0]['name']} to {email}.")
+    return answer(f"Updated the email of {customer['name']} to {email}.")
+
+
+def _replace(m: re.Match[str], results: list[Any]) -> dict[str, Any]:
+    order_id = m.group("order")
+    if not results:
+        return tool_call("get_order", order_id=order_id)
+    order = results[0]
+    if "error" in order:
+        return answer(f"I could not find order {order_id}.")
+    item = order["items"][0]
+    if len(results) == 1:
+        return tool_call("get_stock", sku=item["sku"])
+    if len(results) == 2:
+        if results[1]["available"] <= 0:
+            return answer(f"Sorry, the {item['name']} is out of stock; order {order_id} gets no replacement yet.")
+        return tool_call("send_replacement", order_id=order_id, sku=item["sku"])
+    return answer(f"Sent a replacement {item['name']} for order {order_id}.")
 
 
 RULES: list[tuple[re.Pattern[str], Step]] = [
     (re.compile(r"refund\b.*?\border\s*#?(?P<order>\d+)", re.I), _refund),
     (re.compile(r"\bship\b.*?\border\s*#?(?P<order>\d+)\s+to\s+(?P<address>.+?)(?:\s+instead)?[.!]?$", re.I), _address),
     (re.compile(r"(?:where is|status of)\b.*?\border\s*#?(?P<order>\d+)", re.I), _status),
+    (re.compile(r"\breplacement\b.*?\border\s*#?(?P<order>\d+)", re.I), _replace),
     (re.compile(r"\bemail\b.*?\bcustomer\s+(?P<customer>C-\d+)\s+to\s+(?P<email>[^\s@]+@[^\s@]+?)[.]?$", re.I), _email),
 ]
 

@@ -41,7 +41,7 @@ class TicketOutcome:
     result: Result
 
 
-def run_demo(workdir: Path, *, n: int = 36, real_model: bool | None = None) -> Iterator[DemoSetup | TicketOutcome]:
+def run_demo(workdir: Path, *, n: int = 60, real_model: bool | None = None) -> Iterator[DemoSetup | TicketOutcome]:
     """Solve the ticket stream in ``workdir`` (a fresh desk database and skills directory).
 
     Yields a ``DemoSetup`` first, then a ``TicketOutcome`` per ticket.

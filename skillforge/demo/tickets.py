@@ -1,4 +1,4 @@
-"""The demo's stream of support tickets: four workflows, varying values, a few rephrasings."""
+"""The demo's stream of support tickets: five workflows, varying values, a few rephrasings."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from .desk import STREETS, TOWNS
 __all__ = ["tickets"]
 
 
-def tickets(n: int = 36, seed: int = 11) -> list[str]:
+def tickets(n: int = 60, seed: int = 11) -> list[str]:
     """A deterministic stream of ``n`` tickets (at least 30 by default).
 
     Every refund names a different order, so no ticket asks to refund twice.
@@ -20,9 +20,9 @@ def tickets(n: int = 36, seed: int = 11) -> list[str]:
     refundable = iter(orders)
     customers = [f"C-{i}" for i in range(101, 121)]
     out: list[str] = []
-    kinds = ["refund", "status", "address", "email"]
+    kinds = ["refund", "status", "address", "email", "replace"]
     for i in range(n):
-        kind = kinds[i % 4] if i < 8 else rng.choice(kinds)
+        kind = kinds[i % 5] if i < 10 else rng.choice(kinds)
         if i in (13, 29):  # the same request, phrased another way: a second skill
             out.append(f"Can you refund my order {next(refundable)}? It arrived broken.")
         elif kind == "refund":
@@ -31,7 +31,12 @@ def tickets(n: int = 36, seed: int = 11) -> list[str]:
             out.append(f"Where is my order #{rng.choice(orders)}?")
         elif kind == "address":
             address = f"{rng.randint(1, 99)} {rng.choice(STREETS)}, {rng.choice(TOWNS)}"
-            out.append(f"Please ship order #{rng.choice(orders)} to {address} instead.")
+            # the first one names a shipped order: a refusal (delivered) uses no address, so it could
+            # not teach the address slot; later ones hit delivered orders and teach variants
+            order = "1006" if "ship order" not in " ".join(out) else rng.choice(orders)
+            out.append(f"Please ship order #{order} to {address} instead.")
+        elif kind == "replace":
+            out.append(f"Send a replacement for order #{rng.choice(orders)}")
         else:
             who = rng.choice(customers)
             user = rng.choice(["sam", "lee", "max", "kim", "ray"]) + str(rng.randint(1, 99))
