@@ -70,6 +70,7 @@ class Result:
         learned: the name of the skill written from this run, if any.
         not_learned: why an agent run was not turned into a skill, if it was not.
         handover: why a skill stopped and handed over to the agent, if it did.
+        handover_at: how many of ``calls`` the skill made before it stopped.
     """
 
     task: str
@@ -84,6 +85,7 @@ class Result:
     learned: str | None = None
     not_learned: str | None = None
     handover: str | None = None
+    handover_at: int | None = None
     _raw_calls: list[tuple[str, dict[str, Any], Any, str | None]] = field(default_factory=list, repr=False)
 
     @property
@@ -379,7 +381,8 @@ class Forge:
         result = Result(
             task=task, output=output, source=source, skill=skill,
             llm_calls=run.llm_calls, prompt_tokens=run.prompt_tokens, completion_tokens=run.completion_tokens,
-            error=error, handover=handover, _raw_calls=(prior if not carried else []) + run.calls,
+            error=error, handover=handover, handover_at=len(prior) if handover is not None else None,
+            _raw_calls=(prior if not carried else []) + run.calls,
         )
         if error is not None:
             result.not_learned = f"the run failed: {error}"
