@@ -20,12 +20,14 @@ from ._compile import Compiled, Rejected, compile_run
 from ._config import Settings, load_settings
 from ._exceptions import (
     AgentError,
+    BudgetExceeded,
     ConfigError,
     GuardFailed,
     IndexError_,
     InvalidTaskError,
     NoAgentError,
     NotSerializableError,
+    PolicyError,
     SandboxError,
     SkillFileError,
     SkillforgeError,
@@ -41,6 +43,7 @@ from .runtime import require
 __all__ = [
     "Agent",
     "AgentError",
+    "BudgetExceeded",
     "Call",
     "Compiled",
     "ConfigError",
@@ -52,6 +55,7 @@ __all__ = [
     "NotSerializableError",
     "OpenAIAgent",
     "Outcome",
+    "PolicyError",
     "Rejected",
     "Result",
     "SandboxError",

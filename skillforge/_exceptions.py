@@ -10,6 +10,7 @@ Errors (all catchable as ``SkillforgeError``)::
     │   ├── NotSerializableError   a tool argument or result is not a JSON value
     │   └── ConfigError            bad [tool.skillforge] / SKILLFORGE_* settings
     ├── SkillFileError             a file in skills/ cannot be parsed or read back
+    │   └── PolicyError            a skill file breaks the sandbox policy (file, line, rule)
     ├── SandboxError               a skill file fails to compile or load in the sandbox
     ├── AgentError                 the agent failed (model error, turn budget, bad tool call)
     └── IndexError_                the Chroma index could not be read or written
@@ -18,7 +19,8 @@ Signals (derive from ``BaseException`` so skill code cannot swallow them with
 ``except Exception``)::
 
     SkillforgeSignal
-    └── GuardFailed                a guard in a skill did not hold: hand over to the agent
+    ├── GuardFailed                a guard in a skill did not hold: hand over to the agent
+    └── BudgetExceeded             a skill used up its tool-call or time budget
 
 Exceptions carry data (the step, the guard, the observed value); they never
 log or act when constructed.
@@ -30,12 +32,14 @@ from typing import Any
 
 __all__ = [
     "AgentError",
+    "BudgetExceeded",
     "ConfigError",
     "GuardFailed",
     "IndexError_",
     "InvalidTaskError",
     "NoAgentError",
     "NotSerializableError",
+    "PolicyError",
     "SandboxError",
     "SkillFileError",
     "SkillforgeError",
@@ -108,6 +112,20 @@ class SkillFileError(SkillforgeError):
         super().__init__(f"{path}: {reason}")
 
 
+class PolicyError(SkillFileError):
+    """A skill file breaks the sandbox policy; it is reported and never executed.
+
+    Attributes:
+        violations: ``(line, rule, detail)`` for each problem found.
+    """
+
+    def __init__(self, path: str, violations: list[tuple[int, str, str]]) -> None:
+        self.violations = violations
+        listed = "; ".join(f"line {line}: {rule}: {detail}" for line, rule, detail in violations[:5])
+        more = f" (+{len(violations) - 5} more)" if len(violations) > 5 else ""
+        super().__init__(path, f"breaks the sandbox policy, so it is never run: {listed}{more}")
+
+
 class SandboxError(SkillforgeError):
     """A skill file failed to compile or load in the sandbox."""
 
@@ -137,3 +155,7 @@ class GuardFailed(SkillforgeSignal):
         self.step = step
         self.observed = observed
         super().__init__(reason)
+
+
+class BudgetExceeded(SkillforgeSignal):
+    """A skill used up its budget of tool calls or time; the agent takes over."""

@@ -21,7 +21,9 @@ from ._agent import accepts_transcript
 from ._compile import Compiled, Rejected, admit, admit_file, prove_all
 from ._codegen import render_skill
 from ._exceptions import (
+    BudgetExceeded,
     GuardFailed,
+    PolicyError,
     InvalidTaskError,
     NoAgentError,
     SandboxError,
@@ -33,6 +35,7 @@ from ._library import Library, SkillFile, read_skill_file
 from ._lifting import lift, merge, spec_from_runs
 from ._spec import SkillSpec
 from ._template import TaskTemplate
+from ._policy import Violation, check_policy
 from ._sandbox import compile_skill, load_function
 from ._tools import Run, Tool, ToolRegistry, activate, deactivate
 from ._trajectory import Call, Outcome, Trajectory
@@ -116,6 +119,8 @@ class Forge:
         tools: already-decorated tools (of any forge) to register here too.
         chroma_url: a Chroma server to use instead of the embedded store.
         learn: write skills from successful agent runs.
+        max_skill_calls: tool calls one skill run may make before it is stopped.
+        max_skill_seconds: time one skill run may take (checked at each tool call).
 
     Example:
         >>> forge = Forge(skills_dir="skills", state_dir=".skillforge")
@@ -135,7 +140,13 @@ class Forge:
         tools: Iterable[Callable[..., Any]] = (),
         chroma_url: str | None = None,
         learn: bool = True,
+        max_skill_calls: int = 256,
+        max_skill_seconds: float = 30.0,
     ) -> None:
+        if max_skill_calls < 1 or max_skill_seconds <= 0:
+            raise ValueError("max_skill_calls and max_skill_seconds must be positive")
+        self.max_skill_calls = max_skill_calls
+        self.max_skill_seconds = max_skill_seconds
         self.library = Library(skills_dir)
         self.state_dir = Path(state_dir)
         self.agent = agent
@@ -197,6 +208,12 @@ class Forge:
             if why:
                 logger.info("skill %s is not usable here: %s", skill.name, why)
                 continue
+            violations = self.policy_violations(skill.source, skill.name, skill.instances)
+            if violations:
+                problem = PolicyError(str(skill.path), [(v.line, v.rule, v.detail) for v in violations])
+                logger.warning("skipping skill file %s: %s", skill.path, problem.reason)
+                problems.append(problem)
+                continue
             hot.add(skill)
         self._problems = problems
         self._hot = hot
@@ -206,6 +223,20 @@ class Forge:
         """Skill files that could not be read at the last (re)load."""
         self._index()
         return list(self._problems)
+
+    def policy_violations(self, source: str, name: str, instances: tuple[tuple[str, str], ...] = ()) -> list[Violation]:
+        """The sandbox policy's verdict on a skill's source, given this forge's tools."""
+        tools: dict[str, set[str]] = {}
+        methods: dict[str, set[str]] = {}
+        owners = dict((o, p) for p, o in instances)
+        for tool in self.registry.tools.values():
+            if tool.is_method:
+                param = owners.get(tool.owner or "")
+                if param:
+                    methods.setdefault(param, set()).add(tool.qualname.rsplit(".", 1)[-1])
+            else:
+                tools.setdefault(tool.module, set()).add(tool.qualname)
+        return check_policy(source, name, tools, methods)
 
     def _unusable(self, skill: SkillFile) -> str | None:
         for name, ref in skill.tools.items():
@@ -310,12 +341,17 @@ class Forge:
                 if inst is None:
                     return _Attempt(skill.name, _STOPPED, [], f"no {owner} instance was provided (forge.provide)", False)
                 kwargs[param] = inst
-        run = Run(snapshot=False, instances=self.instances, tools=self.registry.tools)
+        run = Run(
+            snapshot=False, instances=self.instances, tools=self.registry.tools,
+            budget=self.max_skill_calls, seconds=self.max_skill_seconds,
+        )
         token = activate(run)
         try:
             return _Attempt(skill.name, func(**kwargs), run.calls, None, False)
         except GuardFailed as g:
             reason = f"guard failed in {skill.name}: {g.reason}"
+        except BudgetExceeded as b:
+            reason = f"{skill.name} stopped: {b}"
         except Exception as e:
             reason = f"{skill.name} raised {type(e).__name__}: {e}"
         finally:
@@ -463,6 +499,9 @@ class Forge:
                 if isinstance(spec, Rejected):  # pragma: no cover - lifting is deterministic
                     return spec
             source = render_skill(spec)
+            violations = self.policy_violations(source, spec.name, spec.instances)
+            if violations:
+                return Rejected(f"the generated code breaks the sandbox policy: {violations[0]}")
             verdict = admit(source, spec, traj)
             if isinstance(verdict, Rejected):
                 return verdict
@@ -485,6 +524,8 @@ class Forge:
         if merged is None:
             return None
         source = render_skill(merged)
+        if self.policy_violations(source, merged.name, merged.instances):
+            return None
         if prove_all(source, merged, [*runs, traj]) is not None:
             return None
         return merged, source, [*runs, traj]

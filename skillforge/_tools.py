@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import functools
 import logging
+import time
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from ._exceptions import NotSerializableError, ToolDefinitionError
+from ._exceptions import BudgetExceeded, NotSerializableError, ToolDefinitionError
 from ._schema import FunctionSchema, function_schema
 from ._trajectory import ToolRef, json_snapshot
 
@@ -89,10 +90,22 @@ class Run:
         "prompt_tokens",
         "completion_tokens",
         "unlearnable",
+        "budget",
+        "deadline",
     )
 
-    def __init__(self, *, snapshot: bool, instances: dict[str, Any], tools: dict[str, Tool] | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        snapshot: bool,
+        instances: dict[str, Any],
+        tools: dict[str, Tool] | None = None,
+        budget: int | None = None,
+        seconds: float | None = None,
+    ) -> None:
         self.calls: list[tuple[str, dict[str, Any], Any, str | None]] = []
+        self.budget = budget  # tool calls a skill may make (None: unlimited, e.g. for agents)
+        self.deadline = time.monotonic() + seconds if seconds is not None else None
         self.snapshot = snapshot
         self.instances = instances
         self.tools = tools
@@ -108,6 +121,11 @@ class Run:
         self.completion_tokens += completion_tokens
 
     def call(self, tool: Tool, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        if self.budget is not None:
+            if len(self.calls) >= self.budget:
+                raise BudgetExceeded(f"the skill used its budget of {self.budget} tool calls")
+            if self.deadline is not None and time.monotonic() > self.deadline:
+                raise BudgetExceeded("the skill ran out of its time budget")
         if not args and not self.snapshot:  # the skill hot path: keyword calls, plain references
             try:
                 result = tool.func(**kwargs)

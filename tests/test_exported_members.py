@@ -5,8 +5,8 @@ from __future__ import annotations
 import skillforge
 
 EXPECTED = {
-    "Agent", "AgentError", "Call", "Compiled", "ConfigError", "Forge", "GuardFailed", "IndexError_",
-    "InvalidTaskError", "NoAgentError", "NotSerializableError", "OpenAIAgent", "Outcome", "Rejected",
+    "Agent", "AgentError", "BudgetExceeded", "Call", "Compiled", "ConfigError", "Forge", "GuardFailed", "IndexError_",
+    "InvalidTaskError", "NoAgentError", "NotSerializableError", "OpenAIAgent", "Outcome", "PolicyError", "Rejected",
     "Result", "SandboxError", "Settings", "SkillFileError", "SkillforgeError", "SkillforgeSignal",
     "ToolDefinitionError", "ToolRef", "Trajectory", "UserError", "__version__", "canonical_json",
     "compile_run", "default_forge", "load_settings", "require", "solve", "tool",
@@ -23,4 +23,5 @@ def test_all_is_sorted_and_complete() -> None:
 def test_every_error_derives_from_one_tree_and_signals_escape_except_exception() -> None:
     errors = [getattr(skillforge, n) for n in skillforge.__all__ if n.endswith("Error") or n.endswith("Error_")]
     assert all(issubclass(e, skillforge.SkillforgeError) for e in errors)
-    assert issubclass(skillforge.GuardFailed, BaseException) and not issubclass(skillforge.GuardFailed, Exception)
+    for signal in (skillforge.GuardFailed, skillforge.BudgetExceeded):
+        assert issubclass(signal, skillforge.SkillforgeSignal) and not issubclass(signal, Exception)

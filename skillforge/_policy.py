@@ -1,0 +1,280 @@
+"""The sandbox policy: an allow-list that a skill file's source must pass before it runs.
+
+A skill file may contain a docstring, imports of registered tools (from their own
+modules) and of ``skillforge.runtime`` helpers, one literal ``SKILL = {...}`` and one
+function. Inside the function: assignments to plain names, calls, ``if``, ``for``
+over values that came from tool results, ``return``. Calls go only to registered
+tools, the runtime helpers and a few safe builtins. Refused anywhere: names and
+attributes starting with ``_``, attribute access other than an instance's tool
+method, ``while``, ``try``, ``with``, ``raise``, ``del``, ``global``, nested
+``def``/``class``/``lambda``, comprehensions, ``**`` and other powers and shifts,
+repetition of a literal sequence, ``*``/``**`` unpacking, and names that shadow
+the helpers, the tools or the builtins.
+
+Together with RestrictedPython's compile-time and run-time guards this makes
+generated, reviewed code terminate and reach nothing but the user's tools. It is a
+policy for code we generated and people reviewed, running in-process with the
+user's own tools; it is not an isolation boundary for hostile code.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+__all__ = ["HELPERS", "SAFE_BUILTINS", "Violation", "check_policy"]
+
+HELPERS = frozenset({"require", "has", "check"})
+RUNTIME_MODULE = "skillforge.runtime"
+SAFE_BUILTINS = frozenset(
+    {"len", "str", "int", "float", "bool", "format", "min", "max", "sum", "sorted", "any", "all", "round", "abs",
+     "list", "dict", "isinstance", "repr", "enumerate"}
+)
+_CONSTANTS = frozenset({"True", "False", "None"})
+_BINOPS = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod)
+_MAX_INT = 10**15
+_MAX_STR = 100_000
+
+
+@dataclass(frozen=True, slots=True)
+class Violation:
+    """Where a skill file breaks the policy, and which rule."""
+
+    line: int
+    rule: str
+    detail: str
+
+    def __str__(self) -> str:
+        return f"line {self.line}: {self.rule}: {self.detail}"
+
+
+class _Checker:
+    def __init__(self, tools: dict[str, set[str]], methods: dict[str, set[str]]) -> None:
+        self.tools = tools  # module → registered function names
+        self.methods = methods  # instance parameter → registered method names
+        self.violations: list[Violation] = []
+        self.callables: set[str] = set(SAFE_BUILTINS)
+        self.imported: set[str] = set()
+        self.locals: set[str] = set()
+        self.result_vars: set[str] = set()  # names bound to tool results (or parts of them)
+        self.params: set[str] = set()
+
+    def bad(self, node: ast.AST, rule: str, detail: str) -> None:
+        self.violations.append(Violation(getattr(node, "lineno", 0), rule, detail))
+
+    # -- module --------------------------------------------------------------------
+    def module(self, tree: ast.Module, function: str) -> None:
+        defs = [n for n in tree.body if isinstance(n, ast.FunctionDef)]
+        for i, node in enumerate(tree.body):
+            if i == 0 and isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+                continue
+            if isinstance(node, ast.ImportFrom):
+                self.import_from(node)
+            elif isinstance(node, ast.Import):
+                self.bad(node, "import", f"'import {node.names[0].name}': skills import only tools, with 'from <tool module> import ...'")
+            elif isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] == ["SKILL"]:
+                try:
+                    ast.literal_eval(node.value)
+                except ValueError:
+                    self.bad(node, "metadata", "SKILL must be a literal")
+            elif isinstance(node, ast.FunctionDef):
+                continue
+            else:
+                self.bad(node, "module statement", f"{type(node).__name__} is not allowed at module level")
+        if [d.name for d in defs] != [function]:
+            self.bad(tree, "function", f"the file must define exactly one function, {function!r}")
+        for d in defs:
+            self.function(d)
+
+    def import_from(self, node: ast.ImportFrom) -> None:
+        mod = node.module or ""
+        if node.level:
+            self.bad(node, "import", "relative imports are not allowed")
+            return
+        allowed = HELPERS if mod == RUNTIME_MODULE else self.tools.get(mod)
+        if allowed is None:
+            self.bad(node, "import", f"module {mod!r} provides no registered tools")
+            return
+        for alias in node.names:
+            name = alias.asname or alias.name
+            if alias.name not in allowed:
+                what = "runtime helper" if mod == RUNTIME_MODULE else "registered tool"
+                self.bad(node, "import", f"{mod}.{alias.name} is not a {what}")
+            elif name.startswith("_") or name in SAFE_BUILTINS or (name in HELPERS and name != alias.name):
+                self.bad(node, "shadowing", f"cannot import {alias.name} as {name!r}")
+            else:
+                self.imported.add(name)
+                self.callables.add(name)
+
+    # -- function ------------------------------------------------------------------
+    def function(self, node: ast.FunctionDef) -> None:
+        if node.decorator_list:
+            self.bad(node, "decorator", "the skill function takes no decorators")
+        args = node.args
+        if args.vararg or args.kwarg:
+            self.bad(node, "parameters", "no *args or **kwargs")
+        for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]:
+            self.bind(a, a.arg, param=True)
+        for default in [*args.defaults, *(d for d in args.kw_defaults if d is not None)]:
+            if not isinstance(default, ast.Constant):
+                self.bad(default, "parameters", "defaults must be constants")
+        for ann in [a.annotation for a in [*args.posonlyargs, *args.args, *args.kwonlyargs] if a.annotation]:
+            if not (isinstance(ann, ast.Name) and ann.id in ("str", "int", "float", "bool", "dict", "list")):
+                self.bad(ann, "annotation", "parameter annotations are limited to str, int, float, bool, dict, list")
+        if node.returns is not None:
+            self.bad(node.returns, "annotation", "no return annotation")
+        self.body(node.body, top=True)
+
+    def bind(self, node: ast.AST, name: str, *, param: bool = False) -> None:
+        if name.startswith("_"):
+            self.bad(node, "underscore", f"name {name!r} starts with '_'")
+        elif name in HELPERS or name in SAFE_BUILTINS or name in self.imported or name in _CONSTANTS or name == "SKILL":
+            self.bad(node, "shadowing", f"{name!r} would shadow a helper, a tool or a builtin")
+        if param:
+            self.params.add(name)
+        self.locals.add(name)
+
+    def body(self, stmts: Iterable[ast.stmt], *, top: bool = False) -> None:
+        for i, st in enumerate(stmts):
+            if top and i == 0 and isinstance(st, ast.Expr) and isinstance(st.value, ast.Constant) and isinstance(st.value.value, str):
+                continue
+            self.stmt(st)
+
+    def stmt(self, st: ast.stmt) -> None:
+        if isinstance(st, ast.Assign):
+            for t in st.targets:
+                if not isinstance(t, ast.Name):
+                    self.bad(t, "assignment", "assign only to plain names")
+                    continue
+                self.bind(t, t.id)
+                if self.from_results(st.value):
+                    self.result_vars.add(t.id)
+            self.expr(st.value)
+        elif isinstance(st, ast.Expr):
+            if not isinstance(st.value, ast.Call):
+                self.bad(st, "statement", "a bare expression must be a call")
+            self.expr(st.value)
+        elif isinstance(st, ast.Return):
+            if st.value is not None:
+                self.expr(st.value)
+        elif isinstance(st, ast.If):
+            self.expr(st.test)
+            self.body(st.body)
+            self.body(st.orelse)
+        elif isinstance(st, ast.For):
+            if not isinstance(st.target, ast.Name):
+                self.bad(st.target, "loop", "loop over one plain name")
+            else:
+                self.bind(st.target, st.target.id)
+                self.result_vars.add(st.target.id)
+            if not self.from_results(st.iter) or isinstance(st.iter, ast.Call):
+                self.bad(st.iter, "loop", "loops may only go over values that came from tool results")
+            self.expr(st.iter)
+            if st.orelse:
+                self.bad(st, "loop", "no for ... else")
+            self.body(st.body)
+        elif isinstance(st, (ast.Pass, ast.Break, ast.Continue)):
+            return
+        else:
+            names = {
+                ast.While: "no 'while' loops (a skill must terminate)",
+                ast.Try: "no 'try': a guard that fails must stop the skill",
+                ast.FunctionDef: "no nested functions",
+                ast.AsyncFunctionDef: "no async functions",
+                ast.ClassDef: "no classes",
+                ast.With: "no 'with'",
+                ast.Raise: "no 'raise': use require(condition, why)",
+                ast.Delete: "no 'del'",
+                ast.Global: "no 'global'",
+                ast.Nonlocal: "no 'nonlocal'",
+                ast.Import: "no imports inside the function",
+                ast.ImportFrom: "no imports inside the function",
+                ast.Assert: "no 'assert': use require(condition, why)",
+                ast.AugAssign: "no augmented assignment",
+                ast.AnnAssign: "no annotated assignment",
+            }
+            detail = names.get(type(st), f"{type(st).__name__} is not allowed")
+            self.bad(st, "statement", detail)
+
+    def from_results(self, e: ast.expr) -> bool:
+        """Whether ``e`` is a tool call, or a name or subscript rooted in a tool result."""
+        if isinstance(e, ast.Call):
+            f = e.func
+            return (isinstance(f, ast.Name) and f.id in self.imported) or (
+                isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id in self.methods
+            )
+        while isinstance(e, ast.Subscript):
+            e = e.value
+        return isinstance(e, ast.Name) and e.id in self.result_vars
+
+    def expr(self, e: ast.AST) -> None:
+        for node in ast.walk(e):
+            self.node(node)
+
+    def node(self, n: ast.AST) -> None:
+        if isinstance(n, ast.Name):
+            if n.id.startswith("_"):
+                self.bad(n, "underscore", f"name {n.id!r} starts with '_'")
+            elif n.id not in self.locals and n.id not in self.callables and n.id not in _CONSTANTS:
+                self.bad(n, "name", f"{n.id!r} is not a parameter, a local, a tool, a helper or a safe builtin")
+        elif isinstance(n, ast.Attribute):
+            ok = isinstance(n.value, ast.Name) and n.value.id in self.methods and n.attr in self.methods[n.value.id]
+            if not ok:
+                self.bad(n, "attribute", f"attribute access '.{n.attr}' is not allowed (only an instance's tool methods)")
+        elif isinstance(n, ast.Call):
+            f = n.func
+            if isinstance(f, ast.Name):
+                if f.id not in self.callables:
+                    self.bad(n, "call", f"{f.id}() is not a registered tool, a helper or a safe builtin")
+            elif not isinstance(f, ast.Attribute):
+                self.bad(n, "call", "only named tools, helpers and builtins may be called")
+            for kw in n.keywords:
+                if kw.arg is None:
+                    self.bad(n, "unpacking", "no **unpacking in calls")
+        elif isinstance(n, ast.Starred):
+            self.bad(n, "unpacking", "no *unpacking")
+        elif isinstance(n, ast.BinOp):
+            if not isinstance(n.op, _BINOPS):
+                self.bad(n, "operator", f"operator {type(n.op).__name__} is not allowed (no powers, shifts or bit tricks)")
+            elif isinstance(n.op, ast.Mult) and any(_is_sequence(x) for x in (n.left, n.right)):
+                self.bad(n, "operator", "no repetition of strings or lists")
+        elif isinstance(n, ast.Constant):
+            v = n.value
+            if isinstance(v, int) and not isinstance(v, bool) and abs(v) > _MAX_INT:
+                self.bad(n, "constant", "integer constant too large")
+            elif isinstance(v, (str, bytes)) and len(v) > _MAX_STR:
+                self.bad(n, "constant", "string constant too large")
+        elif isinstance(n, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            self.bad(n, "expression", f"{type(n).__name__} is not allowed")
+        elif isinstance(n, (ast.NamedExpr, ast.Await, ast.Yield, ast.YieldFrom)):
+            self.bad(n, "expression", f"{type(n).__name__} is not allowed")
+
+
+def _is_sequence(e: ast.expr) -> bool:
+    return isinstance(e, (ast.List, ast.Tuple, ast.JoinedStr)) or (
+        isinstance(e, ast.Constant) and isinstance(e.value, (str, bytes))
+    )
+
+
+def check_policy(
+    source: str,
+    function: str,
+    tools: dict[str, set[str]],
+    methods: dict[str, set[str]] | None = None,
+) -> list[Violation]:
+    """Every policy violation in a skill's source (empty: it may run).
+
+    Args:
+        source: the file's text.
+        function: the name of its skill function.
+        tools: module → names of the registered tools it may import from there.
+        methods: instance parameter → names of the registered method tools it may call.
+    """
+    try:
+        tree = ast.parse(source)
+    except SyntaxError as e:
+        return [Violation(e.lineno or 0, "syntax", e.msg)]
+    checker = _Checker(tools, methods or {})
+    checker.module(tree, function)
+    return sorted(set(checker.violations), key=lambda v: (v.line, v.rule, v.detail))
