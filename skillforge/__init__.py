@@ -36,6 +36,7 @@ from ._exceptions import (
     UserError,
 )
 from ._forge import Forge, Result
+from ._tools import Check
 from ._trajectory import Call, Outcome, ToolRef, Trajectory, canonical_json
 from ._version import __version__
 from .runtime import require
@@ -45,6 +46,7 @@ __all__ = [
     "AgentError",
     "BudgetExceeded",
     "Call",
+    "Check",
     "Compiled",
     "ConfigError",
     "Forge",
@@ -103,9 +105,14 @@ def default_forge() -> Forge:
     return _default
 
 
-def tool(func: Callable[..., Any] | None = None, /, *, read: bool = False, name: str | None = None) -> Any:
-    """``@skillforge.tool`` / ``@skillforge.tool(read=True)`` on the default Forge."""
-    return default_forge().tool(func, read=read, name=name) if func is not None else default_forge().tool(read=read, name=name)
+def tool(
+    func: Callable[..., Any] | None = None, /, *, read: bool = False, name: str | None = None, guard: Check | None = None
+) -> Any:
+    """``@skillforge.tool`` / ``@skillforge.tool(read=True, guard=Check(...))`` on the default Forge."""
+    forge = default_forge()
+    if func is not None:
+        return forge.tool(func, read=read, name=name, guard=guard)
+    return forge.tool(read=read, name=name, guard=guard)
 
 
 def solve(task: str) -> Result:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Any
 
 from ._codegen import render_skill
@@ -56,6 +57,13 @@ class _Replayer:
             self.pos += 1
             return copy.deepcopy(want.result)
 
+        def recorded_capture(**_args: Any) -> Any:
+            return self.calls[self.pos].pre if self.pos < len(self.calls) else None
+
+        # a pre-check replays what was captured: the skill's learned value must equal it
+        call.__skillforge_tool__ = SimpleNamespace(  # type: ignore[attr-defined]
+            guard=SimpleNamespace(capture=recorded_capture, compare=lambda now, then: canonical_json(now) == canonical_json(then))
+        )
         return call
 
 

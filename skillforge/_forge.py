@@ -37,7 +37,7 @@ from ._spec import SkillSpec
 from ._template import TaskTemplate
 from ._policy import Violation, check_policy
 from ._sandbox import compile_skill, load_function
-from ._tools import Run, Tool, ToolRegistry, activate, deactivate
+from ._tools import Check, Run, Tool, ToolRegistry, activate, deactivate
 from ._trajectory import Call, Outcome, Trajectory
 
 __all__ = ["Forge", "Result"]
@@ -55,6 +55,7 @@ class _Attempt:
     calls: list[tuple[str, dict[str, Any], Any, str | None]]
     reason: str | None
     wrote: bool
+    captures: dict[int, Any] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -169,20 +170,30 @@ class Forge:
     def tool(self, func: Callable[..., Any], /) -> Callable[..., Any]: ...
     @overload
     def tool(
-        self, func: None = None, /, *, read: bool = False, name: str | None = None
+        self, func: None = None, /, *, read: bool = False, name: str | None = None, guard: Check | None = None
     ) -> Callable[[Callable[..., Any]], Callable[..., Any]]: ...
 
-    def tool(self, func: Callable[..., Any] | None = None, /, *, read: bool = False, name: str | None = None) -> Any:
+    def tool(
+        self,
+        func: Callable[..., Any] | None = None,
+        /,
+        *,
+        read: bool = False,
+        name: str | None = None,
+        guard: Check | None = None,
+    ) -> Any:
         """Register a tool: ``@forge.tool`` (a write) or ``@forge.tool(read=True)`` (an observation).
 
+        ``guard=Check(capture, compare)`` declares the tool's own pre-check: skills
+        compare what it captures now with what it captured when they were learned.
         The decorated function is returned unchanged in behaviour: outside
         ``solve()`` it only runs.
         """
         if func is not None:
-            return self.registry.register(func, read=read, name=name)
+            return self.registry.register(func, read=read, name=name, guard=guard)
 
         def decorate(f: Callable[..., Any]) -> Callable[..., Any]:
-            return self.registry.register(f, read=read, name=name)
+            return self.registry.register(f, read=read, name=name, guard=guard)
 
         return decorate
 
@@ -204,8 +215,12 @@ class Forge:
         for p in problems:
             logger.warning("skipping skill file %s: %s (it will not be run)", p.path, p.reason)
         for skill in skills:
-            why = self._unusable(skill)
-            if why:
+            why, changed = self._unusable(skill)
+            if why and changed:  # a tool the skill calls changed under it: say so loudly
+                logger.warning("skill %s is not run: %s", skill.name, why)
+                problems.append(SkillFileError(str(skill.path), why))
+                continue
+            if why:  # a skill of another app's tools: not ours to run
                 logger.info("skill %s is not usable here: %s", skill.name, why)
                 continue
             violations = self.policy_violations(skill.source, skill.name, skill.instances)
@@ -238,19 +253,33 @@ class Forge:
                 tools.setdefault(tool.module, set()).add(tool.qualname)
         return check_policy(source, name, tools, methods)
 
-    def _unusable(self, skill: SkillFile) -> str | None:
+    def _unusable(self, skill: SkillFile) -> tuple[str | None, bool]:
+        """Why ``skill`` cannot run with this forge's tools, and whether a tool changed under it."""
         for name, ref in skill.tools.items():
             tool = self.registry.tools.get(name)
             if tool is None:
-                return f"tool {name!r} is not registered with this forge"
+                return f"tool {name!r} is not registered with this forge", False
             if (tool.module, tool.qualname) != (ref.module, ref.qualname):
-                return f"tool {name!r} is {tool.module}.{tool.qualname} here, the skill imports {ref.module}.{ref.qualname}"
-            if ref.fingerprint and tool.schema.fingerprint != ref.fingerprint:
                 return (
-                    f"tool {name!r} changed its signature since the skill was learned; "
-                    f"delete {skill.path} to re-learn it, or edit it and its SKILL fingerprint"
+                    f"tool {name!r} is {tool.module}.{tool.qualname} now, the skill imports {ref.module}.{ref.qualname}; "
+                    f"delete {skill.path} to re-learn it, or edit its import",
+                    True,
                 )
-        return None
+            if ref.fingerprint and tool.schema.fingerprint != ref.fingerprint:
+                now = tool.schema.param_names
+                if ref.params and tuple(ref.params) != tuple(now):
+                    what = f"its parameters were ({', '.join(ref.params)}) and are ({', '.join(now)}) now"
+                else:
+                    what = "its parameter types or defaults changed"
+                return (
+                    f"tool {name!r} changed incompatibly since the skill was learned: {what}; "
+                    f"delete {skill.path} to re-learn it, or edit the calls and the fingerprint in its SKILL",
+                    True,
+                )
+            if ref.check != (tool.guard is not None):
+                state = "declares" if tool.guard is not None else "no longer declares"
+                return f"tool {name!r} {state} a pre-check (guard=Check) now; delete {skill.path} to re-learn it", True
+        return None, False
 
     def skills(self) -> list[SkillFile]:
         """The usable skills, by name."""
@@ -324,7 +353,9 @@ class Forge:
         last: _Attempt = attempt  # type: ignore[assignment]  # matches is non-empty
         logger.info("skill %s stopped (%s); handing over", last.skill, last.reason)
         family = matches[0].skill.template
-        return self._agent_run(task, start, prior=last.calls, skill=last.skill, handover=last.reason, family=family)
+        return self._agent_run(
+            task, start, prior=last.calls, skill=last.skill, handover=last.reason, family=family, captures=last.captures
+        )
 
     def _run_skill(self, match: Match) -> _Attempt:
         skill = match.skill
@@ -332,7 +363,7 @@ class Forge:
             func = self._function(skill)
         except SandboxError as e:
             logger.warning("skill %s does not load in the sandbox (%s); it is skipped", skill.path, e)
-            return _Attempt(skill.name, _STOPPED, [], f"skill {skill.name} failed to load: {e}", False)
+            return _Attempt(skill.name, _STOPPED, [], f"skill {skill.name} failed to load: {e}", False)  # noqa: E501
         kwargs = match.params
         if skill.instances:
             kwargs = dict(kwargs)
@@ -357,7 +388,7 @@ class Forge:
         finally:
             deactivate(token)
         wrote = any(e is None and not self._is_read(t) for t, _a, _r, e in run.calls)
-        return _Attempt(skill.name, _STOPPED, run.calls, reason, wrote)
+        return _Attempt(skill.name, _STOPPED, run.calls, reason, wrote, run.captures)
 
     def _agent_run(
         self,
@@ -368,6 +399,7 @@ class Forge:
         skill: str | None,
         handover: str | None,
         family: TaskTemplate | None,
+        captures: dict[int, Any] | None = None,
     ) -> Result:
         agent = self.agent
         if agent is None and handover is not None:
@@ -395,8 +427,10 @@ class Forge:
         # the transcript the agent continues from; without transcript support it starts afresh (reads only)
         carried = prior if resumes else []
         run = Run(snapshot=True, instances=self.instances, tools=self.registry.tools)
-        for t, a, r, e in carried:  # carried calls become the start of the recorded run
+        for i, (t, a, r, e) in enumerate(carried):  # carried calls become the start of the recorded run
             run.calls.append((t, run._snap(a, t, "arguments"), run._snap(r, t, "result"), e))
+            if captures and i in captures:
+                run.captures[i] = run._snap(captures[i], t, "pre-check capture")
         token = activate(run)
         error = None
         output = None
@@ -439,7 +473,7 @@ class Forge:
             result.not_learned = str(run.unlearnable)
             return
         try:
-            traj = self.trajectory(task, run.calls, output)  # a resumed run includes the skill's calls
+            traj = self.trajectory(task, run.calls, output, run.captures)  # a resumed run includes the skill's calls
         except UserError as e:
             result.not_learned = str(e)
             return
@@ -451,7 +485,13 @@ class Forge:
                 result.not_learned = reason
                 logger.info("not learned: %s", reason)
 
-    def trajectory(self, task: str, calls: list[tuple[str, dict[str, Any], Any, str | None]], output: Any) -> Trajectory:
+    def trajectory(
+        self,
+        task: str,
+        calls: list[tuple[str, dict[str, Any], Any, str | None]],
+        output: Any,
+        captures: dict[int, Any] | None = None,
+    ) -> Trajectory:
         """Build the trajectory of a recorded run (tools referenced by the registry)."""
         from ._trajectory import json_snapshot
 
@@ -460,7 +500,7 @@ class Forge:
         tools = {name: self.registry.tools[name].ref() for name in used if name in self.registry.tools}
         return Trajectory(
             task=task,
-            calls=[Call(tool=t, args=a, result=r, error=e) for t, a, r, e in calls],
+            calls=[Call(tool=t, args=a, result=r, error=e, pre=(captures or {}).get(i)) for i, (t, a, r, e) in enumerate(calls)],
             outcome=Outcome(ok=True, output=out),
             tools=tools,
         )

@@ -18,7 +18,7 @@ from ._exceptions import BudgetExceeded, NotSerializableError, ToolDefinitionErr
 from ._schema import FunctionSchema, function_schema
 from ._trajectory import ToolRef, json_snapshot
 
-__all__ = ["Run", "Tool", "ToolRegistry", "current_run"]
+__all__ = ["Check", "Run", "Tool", "ToolRegistry", "current_run"]
 
 logger = logging.getLogger(__name__)
 
@@ -28,6 +28,23 @@ _current: ContextVar[Run | None] = ContextVar("skillforge_run", default=None)
 def current_run() -> Run | None:
     """The run being recorded in this context, or None outside ``solve()``."""
     return _current.get()
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    """A tool's own pre-check, like muscle-mem's: what to capture before a call, and how to compare.
+
+    When the agent calls the tool, ``capture(**args)`` is recorded with the call (it
+    must return a JSON value). Before a skill replays the call, ``capture(**args)`` is
+    taken again and ``compare(current, learned)`` must be true, or the skill stops.
+
+    Example:
+        >>> import time
+        >>> fresh = Check(capture=lambda **args: time.time(), compare=lambda now, then: now - then < 3600)
+    """
+
+    capture: Callable[..., Any]
+    compare: Callable[[Any, Any], bool]
 
 
 @dataclass(slots=True, eq=False)
@@ -41,6 +58,7 @@ class Tool:
     module: str
     qualname: str
     wrapper: Callable[..., Any] | None = None
+    guard: Check | None = None
 
     @property
     def is_method(self) -> bool:
@@ -59,6 +77,7 @@ class Tool:
             method=self.is_method,
             fingerprint=self.schema.fingerprint,
             params=self.schema.param_names,
+            check=self.guard is not None,
         )
 
     def openai_spec(self) -> dict[str, Any]:
@@ -92,6 +111,7 @@ class Run:
         "unlearnable",
         "budget",
         "deadline",
+        "captures",
     )
 
     def __init__(
@@ -104,6 +124,7 @@ class Run:
         seconds: float | None = None,
     ) -> None:
         self.calls: list[tuple[str, dict[str, Any], Any, str | None]] = []
+        self.captures: dict[int, Any] = {}  # call index → what the tool's pre-check captured (agent runs)
         self.budget = budget  # tool calls a skill may make (None: unlimited, e.g. for agents)
         self.deadline = time.monotonic() + seconds if seconds is not None else None
         self.snapshot = snapshot
@@ -149,6 +170,8 @@ class Run:
             named = kwargs
         if self.snapshot:
             named = self._snap(named, tool.name, "arguments")
+            if tool.guard is not None:
+                self.captures[len(self.calls)] = self._snap(tool.guard.capture(**named), tool.name, "pre-check capture")
         try:
             result = func(*args, **kwargs)
         except Exception as e:
@@ -183,7 +206,12 @@ class ToolRegistry:
     tools: dict[str, Tool] = field(default_factory=dict)
 
     def register(
-        self, func: Callable[..., Any], *, read: bool | None = None, name: str | None = None
+        self,
+        func: Callable[..., Any],
+        *,
+        read: bool | None = None,
+        name: str | None = None,
+        guard: Check | None = None,
     ) -> Callable[..., Any]:
         if not callable(func):
             raise ToolDefinitionError(f"@tool needs a function, got {type(func).__name__}")
@@ -193,6 +221,9 @@ class ToolRegistry:
             if read is None:
                 read = existing_tool.read
             name = name or existing_tool.name
+            guard = guard if guard is not None else existing_tool.guard
+        if guard is not None and not isinstance(guard, Check):
+            raise ToolDefinitionError(f"guard= takes skillforge.Check(capture, compare), got {type(guard).__name__}")
         read = bool(read)
         schema = function_schema(func, name)
         tool_name = schema.name
@@ -209,6 +240,7 @@ class ToolRegistry:
             schema=schema,
             module=getattr(func, "__module__", "") or "",
             qualname=getattr(func, "__qualname__", tool_name),
+            guard=guard,
         )
         get = _current.get
 

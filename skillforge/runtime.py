@@ -7,6 +7,7 @@ function.
 from __future__ import annotations
 
 from ._exceptions import GuardFailed
+from ._tools import current_run
 
 __all__ = ["check", "has", "require"]
 
@@ -65,4 +66,8 @@ def check(tool: object, learned: object, **args: object) -> bool:
     guard = getattr(spec, "guard", None)
     if guard is None:
         raise GuardFailed(f"{getattr(tool, '__name__', tool)!r} has no pre-check any more; re-learn the skill")
-    return bool(guard.compare(guard.capture(**args), learned))
+    current = guard.capture(**args)
+    run = current_run()
+    if run is not None:  # kept with the call that follows, should the agent take over and learn from here
+        run.captures[len(run.calls)] = current
+    return bool(guard.compare(current, learned))

@@ -122,4 +122,29 @@ def test_skills_whose_tools_are_missing_or_changed_are_not_run(tmp_path: Path, c
     with caplog.at_level(logging.INFO, logger="skillforge"):
         changed = Forge(skills_dir=target, state_dir=tmp_path / "state", tools=desk.TOOLS)
         assert "where_order" not in {s.name for s in changed.skills()}
-    assert "changed its signature" in caplog.text and "re-learn" in caplog.text
+    assert "changed incompatibly" in caplog.text and "re-learn" in caplog.text
+    assert any(p.path.endswith("where_order.py") for p in changed.problems)
+
+
+def test_a_tool_whose_parameters_changed_says_what_changed(tmp_path: Path, caplog) -> None:
+    import logging
+
+    from skillforge._tools import ToolRegistry
+
+    target = tmp_path / "skills"
+    shutil.copytree(REPO / "skills", target)
+    forge = Forge(skills_dir=target, state_dir=tmp_path / "state", tools=desk.TOOLS)
+    # the same tool, as it would be after someone renamed its parameter
+    registry = ToolRegistry()
+
+    def get_order(order_number: str) -> dict:
+        return {}
+
+    get_order.__module__ = "skillforge.demo.desk"
+    get_order.__qualname__ = "get_order"
+    registry.register(get_order, read=True)
+    forge.registry.tools["get_order"] = registry.tools["get_order"]
+    with caplog.at_level(logging.WARNING, logger="skillforge"):
+        forge.reload()
+    assert "where_order" not in {s.name for s in forge.skills()}
+    assert "its parameters were (order_id) and are (order_number) now" in caplog.text

@@ -200,3 +200,41 @@ def test_handover_without_transcript_support_never_repeats_a_write(desk_db: Path
     result = forge.solve("Change the email of customer C-105 to b2@example.org")
     assert not result.ok and "writes are never repeated" in result.error
     assert calls == []
+
+
+def test_a_tools_own_check_is_captured_when_learned_and_compared_before_replay(tmp_path: Path) -> None:
+    from skillforge import Check
+    from tests.toolsets import versioned
+
+    forge = Forge(skills_dir=tmp_path / "skills", state_dir=tmp_path / "state")
+    read_doc = forge.tool(read=True, guard=Check(capture=versioned.capture_version, compare=versioned.same_version))(
+        versioned.read_doc
+    )
+    write_doc = forge.tool(versioned.write_doc)
+
+    def agent(task: str, transcript=None) -> str:
+        doc_id = task.split()[-1]
+        if transcript is None:
+            read_doc(doc_id=doc_id)
+        write_doc(doc_id=doc_id, text="stamped")
+        return f"stamped {doc_id}"
+
+    forge.agent = agent
+    versioned.reset()
+    first = forge.solve("Stamp document D1")
+    assert first.learned == "stamp_document", first.not_learned
+    source = (forge.skills_dir / "stamp_document.py").read_text()
+    assert "require(check(read_doc, 1, doc_id=doc_id), 'its pre-check matches the learned run')" in source
+
+    hit = forge.solve("Stamp document D2")  # same schema version: replayed
+    assert hit.source == "skill" and hit.output == "stamped D2"
+
+    versioned.VERSION[0] = 2  # the world changed where the tool's own check looks
+    changed = forge.solve("Stamp document D3")
+    assert changed.source == "skill+agent" and "pre-check" in changed.handover
+    assert changed.handover_at == 0  # the check stopped it before its first call; the agent did the work
+    assert [c.tool for c in changed.calls] == ["read_doc", "write_doc"]
+    assert changed.learned == "stamp_document_2"  # the new circumstance is a variant, with its own capture
+    assert "check(read_doc, 2, doc_id=doc_id)" in (forge.skills_dir / "stamp_document_2.py").read_text()
+    again = forge.solve("Stamp document D4")
+    assert again.source == "skill" and again.skill == "stamp_document_2"
