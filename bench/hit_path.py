@@ -43,9 +43,9 @@ def _side_by_side(fns: dict[str, Callable[[], Any]], *, rounds: int, per_batch: 
     return {name: statistics.median(values) for name, values in samples.items()}
 
 
-def run(quick: bool = False) -> list[tuple[str, float, str]]:
+def run(quick: bool = False) -> list[tuple[str, float, str, str]]:
     rounds, per_batch = (30, 100) if quick else (300, 200)
-    rows: list[tuple[str, float, str]] = []
+    rows: list[tuple[str, float, str, str]] = []
     with tempfile.TemporaryDirectory(prefix="skillforge-bench-") as tmp:
         forge = Forge(skills_dir=Path(tmp) / "bench_skills", state_dir=Path(tmp) / "state")
         for f in nine_tools.READS:
@@ -69,48 +69,63 @@ def run(quick: bool = False) -> list[tuple[str, float, str]]:
         if hit.source != "skill" or hit.output != "T-2000" or len(hit.calls) != 9:
             raise RuntimeError(f"expected a 9-call skill hit, got {hit.source} with {len(hit.calls)} calls")
 
+        source = (Path(tmp) / "bench_skills" / f"{learned.learned}.py").read_text()
+        if "require(" not in source:
+            raise RuntimeError("the benchmark skill has no guards")
+        unguarded = "\n".join(line for line in source.splitlines() if "require(" not in line) + "\n"
+        (Path(tmp) / "bench_skills" / "unguarded.py").write_text(unguarded)
         sys.path.insert(0, tmp)
         try:
             plain = getattr(importlib.import_module(f"bench_skills.{learned.learned}"), learned.learned)
+            bare = getattr(importlib.import_module("bench_skills.unguarded"), learned.learned)
         finally:
             sys.path.remove(tmp)
+        match = forge.find("Close ticket T-3000")
+        sandboxed = forge._function(match.skill)  # the RestrictedPython function solve() runs
 
         w = SimpleNamespace(**wrapped)
         timed = _side_by_side(
             {
                 "direct": lambda: nine_tools.direct("T-3000"),
                 "decorated": lambda: nine_tools.direct("T-3000", tools=w),
+                "bare": lambda: bare(ticket_id="T-3000"),
                 "plain": lambda: plain(ticket_id="T-3000"),
+                "sandboxed": lambda: sandboxed(ticket_id="T-3000"),
                 "solve": lambda: forge.solve("Close ticket T-3000"),
                 "find": lambda: forge.find("Close ticket T-3000"),
             },
             rounds=rounds,
             per_batch=per_batch,
         )
-        direct = timed["direct"]
-        rows.append(("direct: the 9 plain functions called by hand", direct, "1.0x"))
+        direct, base = timed["direct"], timed["plain"]
+        rows.append(("direct: the 9 plain functions called by hand", direct, "1.0x", f"{direct / base:.2f}x"))
         for key, label in (
             ("decorated", "the same, through the decorated tools (outside solve)"),
-            ("plain", "generated skill imported as a plain function"),
-            ("solve", "forge.solve() hit: find, bind, sandboxed skill, recording"),
+            ("bare", "generated skill, plain import, its guards deleted"),
+            ("plain", "generated skill, plain import (16 guards)"),
+            ("sandboxed", "the same skill in the sandbox, decorated tools"),
+            ("solve", "forge.solve() hit: find, bind, sandbox, guards, recording"),
             ("find", "  of which forge.find(): template index + bind"),
         ):
-            rows.append((label, timed[key], f"{timed[key] / direct:.1f}x"))
+            rows.append((label, timed[key], f"{timed[key] / direct:.1f}x", f"{timed[key] / base:.2f}x"))
 
         tracemalloc.start()
         for _ in range(1000):
             forge.solve("Close ticket T-3000")
         _, peak = tracemalloc.get_traced_memory()
         tracemalloc.stop()
-        rows.append(("peak traced memory over 1,000 hits (KiB)", peak / 1024, ""))
-        rows.append(("process peak RSS (MiB)", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, ""))
+        rows.append(("peak traced memory over 1,000 hits (KiB)", peak / 1024, "", ""))
+        rows.append(("process peak RSS (MiB)", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "", ""))
     return rows
 
 
-def report(rows: list[tuple[str, float, str]]) -> str:
-    lines = ["hit path: 9-step task, trivial tools (median per call)", f"{'':60} {'us':>9} {'ratio':>7}"]
-    for label, value, ratio in rows:
-        lines.append(f"{label:60} {value:9.2f} {ratio:>7}")
-    lines.append("guards: none generated yet (guards land with the guards issue); sandbox and recording on")
+def report(rows: list[tuple[str, float, str, str]]) -> str:
+    lines = [
+        "hit path: 9-step task, trivial tools (median per call)",
+        f"{'':60} {'us':>9} {'/direct':>8} {'/skill':>8}",
+    ]
+    for label, value, ratio, vs_skill in rows:
+        lines.append(f"{label:60} {value:9.2f} {ratio:>8} {vs_skill:>8}")
+    lines.append("/skill: ratio to the generated skill imported as a plain function, guards on")
     lines.append("muscle-mem 0.1.0 reference: 146 us/hit without checks, 412 us with pre-checks (71-209x direct)")
     return "\n".join(lines)

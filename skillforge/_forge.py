@@ -45,17 +45,15 @@ __all__ = ["Forge", "Result"]
 logger = logging.getLogger(__name__)
 
 
-_STOPPED = object()  # a skill attempt that did not finish
-
-
 @dataclass(slots=True)
 class _Attempt:
+    """A skill run that stopped: what it did and why it stopped."""
+
     skill: str
-    output: Any
     calls: list[tuple[str, dict[str, Any], Any, str | None]]
-    reason: str | None
+    reason: str
     wrote: bool
-    captures: dict[int, Any] = field(default_factory=dict)
+    captures: dict[int, Any]
 
 
 @dataclass(slots=True)
@@ -121,7 +119,7 @@ class Forge:
         chroma_url: a Chroma server to use instead of the embedded store.
         learn: write skills from successful agent runs.
         max_skill_calls: tool calls one skill run may make before it is stopped.
-        max_skill_seconds: time one skill run may take (checked at each tool call).
+        max_skill_seconds: time one skill run may take (checked every 8 tool calls).
 
     Example:
         >>> forge = Forge(skills_dir="skills", state_dir=".skillforge")
@@ -342,12 +340,9 @@ class Forge:
             return self._agent_run(task, start, prior=None, skill=None, handover=None, family=None)
         attempt = None
         for match in matches:
-            attempt = self._run_skill(match)
-            if attempt.output is not _STOPPED:
-                return Result(
-                    task=task, output=attempt.output, source="skill", skill=match.skill.name,
-                    duration=time.perf_counter() - start, _raw_calls=attempt.calls,
-                )
+            output, calls, attempt = self._run_skill(match)
+            if attempt is None:  # the skill finished: the hot path
+                return Result(task, output, "skill", match.skill.name, duration=time.perf_counter() - start, _raw_calls=calls)
             if attempt.wrote:
                 break  # a write happened: only the agent may continue from here
         last: _Attempt = attempt  # type: ignore[assignment]  # matches is non-empty
@@ -357,20 +352,24 @@ class Forge:
             task, start, prior=last.calls, skill=last.skill, handover=last.reason, family=family, captures=last.captures
         )
 
-    def _run_skill(self, match: Match) -> _Attempt:
+    def _run_skill(self, match: Match) -> tuple[Any, list[Any], _Attempt | None]:
+        """``(output, calls, None)`` when the skill finished, else ``(None, calls, attempt)`` saying why not."""
         skill = match.skill
-        try:
-            func = self._function(skill)
-        except SandboxError as e:
-            logger.warning("skill %s does not load in the sandbox (%s); it is skipped", skill.path, e)
-            return _Attempt(skill.name, _STOPPED, [], f"skill {skill.name} failed to load: {e}", False)  # noqa: E501
+        func = skill.func
+        if func is None:
+            try:
+                func = self._function(skill)
+            except SandboxError as e:
+                logger.warning("skill %s does not load in the sandbox (%s); it is skipped", skill.path, e)
+                return None, [], _Attempt(skill.name, [], f"skill {skill.name} failed to load: {e}", False, {})
         kwargs = match.params
         if skill.instances:
             kwargs = dict(kwargs)
             for param, owner in skill.instances:
                 inst = self.instances.get(owner)
                 if inst is None:
-                    return _Attempt(skill.name, _STOPPED, [], f"no {owner} instance was provided (forge.provide)", False)
+                    why = f"no {owner} instance was provided (forge.provide)"
+                    return None, [], _Attempt(skill.name, [], why, False, {})
                 kwargs[param] = inst
         run = Run(
             snapshot=False, instances=self.instances, tools=self.registry.tools,
@@ -378,7 +377,7 @@ class Forge:
         )
         token = activate(run)
         try:
-            return _Attempt(skill.name, func(**kwargs), run.calls, None, False)
+            return func(**kwargs), run.calls, None
         except GuardFailed as g:
             reason = f"guard failed in {skill.name}: {g.reason}"
         except BudgetExceeded as b:
@@ -388,7 +387,7 @@ class Forge:
         finally:
             deactivate(token)
         wrote = any(e is None and not self._is_read(t) for t, _a, _r, e in run.calls)
-        return _Attempt(skill.name, _STOPPED, run.calls, reason, wrote, run.captures)
+        return None, run.calls, _Attempt(skill.name, run.calls, reason, wrote, run.captures)
 
     def _agent_run(
         self,

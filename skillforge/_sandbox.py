@@ -12,6 +12,7 @@ with the user's own tools. It is not an isolation boundary for hostile code.
 from __future__ import annotations
 
 import logging
+import operator
 from collections.abc import Callable, Mapping
 from functools import lru_cache
 from types import CodeType, SimpleNamespace
@@ -33,10 +34,6 @@ _ALLOWED_BUILTINS = (
     "False None True abs bool float int isinstance len range repr round str "
     "ArithmeticError Exception KeyError IndexError LookupError TypeError ValueError ZeroDivisionError"
 ).split()
-
-
-def _getitem(obj: Any, key: Any) -> Any:
-    return obj[key]
 
 
 def _write(obj: Any) -> Any:
@@ -114,7 +111,7 @@ def load_function(
         "__builtins__": builtins,
         "__name__": module_name,
         "_getattr_": safer_getattr,
-        "_getitem_": _getitem,
+        "_getitem_": operator.getitem,
         "_getiter_": iter,
         "_iter_unpack_sequence_": guarded_iter_unpack_sequence,
         "_unpack_sequence_": guarded_unpack_sequence,

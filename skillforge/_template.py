@@ -55,22 +55,37 @@ def slot_kind(value: Any) -> str:
     return "text"
 
 
-# a token with a digit or @ is a value (anchored at token starts, so the scan stays linear)
-_VALUE_RUN = re.compile(r"(?<![\w.@+/-])[\w.+/-]*[\d@][\w.@+/-]*")
-_KEY_TOKEN = re.compile(r"\u00a7|[^\W_]+")
-_MARK_RUN = re.compile(r"\u00a7(?: \u00a7)+")
+_KEY_TOKEN = re.compile(r"[\w.@+/-]+")
+_KEY_WORD = re.compile(r"[^\W_]+")
+_VALUE_CHAR = re.compile(r"[\d@]")
 
 
 def shape_key(task: str) -> str:
     """A task's shape: literal words lowercased, each run of value-like tokens as one mark.
 
+    A token with a digit or ``@`` is a value; other tokens contribute their words.
     Templates compute their key with this same function (hot slots filled with a
     digit), so a task and the template that binds it agree by construction.
 
     >>> shape_key("Refund order #1042, please!") == shape_key("refund order 77 please")
     True
     """
-    return _MARK_RUN.sub(_VALUE_MARK, " ".join(_KEY_TOKEN.findall(_VALUE_RUN.sub(_VALUE_MARK, task.lower()))))
+    out: list[str] = []
+    marked = False
+    for token in _KEY_TOKEN.findall(task.lower()):
+        if token.isalpha():
+            out.append(token)
+            marked = False
+        elif _VALUE_CHAR.search(token):
+            if not marked:
+                out.append(_VALUE_MARK)
+                marked = True
+        else:
+            words = _KEY_WORD.findall(token)
+            if words:
+                out.extend(words)
+                marked = False
+    return " ".join(out)
 
 
 def _to_float(raw: str) -> float:

@@ -125,7 +125,7 @@ class Run:
     ) -> None:
         self.calls: list[tuple[str, dict[str, Any], Any, str | None]] = []
         self.captures: dict[int, Any] = {}  # call index → what the tool's pre-check captured (agent runs)
-        self.budget = budget  # tool calls a skill may make (None: unlimited, e.g. for agents)
+        self.budget = budget if budget is not None else 1 << 62  # tool calls a skill may make
         self.deadline = time.monotonic() + seconds if seconds is not None else None
         self.snapshot = snapshot
         self.instances = instances
@@ -141,20 +141,17 @@ class Run:
         self.prompt_tokens += prompt_tokens
         self.completion_tokens += completion_tokens
 
+    def check_budget(self) -> None:
+        """Stop a skill that has used its tool calls, or (checked every 8 calls) its time."""
+        n = len(self.calls)
+        if n >= self.budget:
+            raise BudgetExceeded(f"the skill used its budget of {self.budget} tool calls")
+        if n & 7 == 7 and self.deadline is not None and time.monotonic() > self.deadline:
+            raise BudgetExceeded("the skill ran out of its time budget")
+
     def call(self, tool: Tool, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        if self.budget is not None:
-            if len(self.calls) >= self.budget:
-                raise BudgetExceeded(f"the skill used its budget of {self.budget} tool calls")
-            if self.deadline is not None and time.monotonic() > self.deadline:
-                raise BudgetExceeded("the skill ran out of its time budget")
-        if not args and not self.snapshot:  # the skill hot path: keyword calls, plain references
-            try:
-                result = tool.func(**kwargs)
-            except Exception as e:
-                self.calls.append((tool.name, kwargs, None, f"{type(e).__name__}: {e}"))
-                raise
-            self.calls.append((tool.name, kwargs, result, None))
-            return result
+        if not self.snapshot:
+            self.check_budget()
         func = tool.func
         if tool.schema.is_method:
             if not args:
@@ -243,13 +240,26 @@ class ToolRegistry:
             guard=guard,
         )
         get = _current.get
+        name = tool_name
 
         @functools.wraps(func)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             run = get()
             if run is None:
                 return func(*args, **kwargs)
-            return run.call(tool, args, kwargs)
+            if args or run.snapshot:
+                return run.call(tool, args, kwargs)
+            # the skill hot path, inlined: keyword calls, plain references, a budget
+            calls = run.calls
+            if len(calls) >= run.budget or len(calls) & 7 == 7:
+                run.check_budget()
+            try:
+                result = func(**kwargs)
+            except Exception as e:
+                calls.append((name, kwargs, None, f"{type(e).__name__}: {e}"))
+                raise
+            calls.append((name, kwargs, result, None))
+            return result
 
         wrapper.__skillforge_tool__ = tool  # type: ignore[attr-defined]
         tool.wrapper = wrapper

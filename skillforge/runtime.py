@@ -26,13 +26,13 @@ def require(condition: object, why: str) -> None:
         raise GuardFailed(why)
 
 
-_KINDS = {
-    "str": lambda v: type(v) is str,
-    "number": lambda v: type(v) in (int, float),
-    "bool": lambda v: type(v) is bool,
-    "null": lambda v: v is None,
-    "list": lambda v: type(v) is list,
-    "dict": lambda v: type(v) is dict,
+_KINDS: dict[str, frozenset[type]] = {
+    "str": frozenset({str}),
+    "number": frozenset({int, float}),
+    "bool": frozenset({bool}),
+    "null": frozenset({type(None)}),
+    "list": frozenset({list}),
+    "dict": frozenset({dict}),
 }
 
 
@@ -47,17 +47,20 @@ def has(value: object, *path: object, kind: str) -> bool:
         >>> has({"items": []}, "items", 0, "price", kind="number")
         False
     """
-    test = _KINDS.get(kind)
-    if test is None:
-        raise ValueError(f"unknown kind {kind!r}; use one of {', '.join(_KINDS)}")
     for key in path:
-        if type(value) is dict and type(key) is str and key in value:
-            value = value[key]
-        elif type(value) is list and type(key) is int and -len(value) <= key < len(value):
-            value = value[key]
+        t = type(value)
+        if t is dict:
+            if key not in value:  # type: ignore[operator]
+                return False
+            value = value[key]  # type: ignore[index]
+        elif t is list and type(key) is int and -len(value) <= key < len(value):  # type: ignore[arg-type, operator]
+            value = value[key]  # type: ignore[index]
         else:
             return False
-    return test(value)
+    try:
+        return type(value) in _KINDS[kind]
+    except KeyError:
+        raise ValueError(f"unknown kind {kind!r}; use one of {', '.join(_KINDS)}") from None
 
 
 def check(tool: object, learned: object, **args: object) -> bool:

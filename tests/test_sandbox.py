@@ -154,3 +154,29 @@ def test_call_budget_stops_a_runaway_loop(desk_db: Path, tmp_path: Path) -> None
     result = forge.solve("Where is my order #1001?")  # ...but 1 + 2 items exceed a budget of 2 calls
     assert result.source == "skill+agent" and "budget of 2 tool calls" in result.handover
     assert calls == ["Where is my order #1001?"]
+
+
+@pytest.mark.parametrize(
+    ("value", "path", "kind", "expected"),
+    [
+        ({"a": 1}, ("a",), "number", True),
+        ({"a": True}, ("a",), "number", False),  # a bool is not a number
+        ({"a": [1, {"b": None}]}, ("a", 1, "b"), "null", True),
+        ({"a": [1]}, ("a", 1), "number", False),
+        ({"a": [1]}, ("a", -1), "number", True),
+        ({"a": "xy"}, ("a", 0), "str", False),  # strings are not walked into
+        ({"a": {"1": 2}}, ("a", 1), "number", False),  # dict keys are strings
+        ([{"k": "v"}], (0, "k"), "str", True),
+    ],
+)
+def test_has_walks_json_paths_strictly(value, path, kind, expected) -> None:
+    from skillforge.runtime import has
+
+    assert has(value, *path, kind=kind) is expected
+
+
+def test_has_refuses_an_unknown_kind() -> None:
+    from skillforge.runtime import has
+
+    with pytest.raises(ValueError, match="unknown kind 'text'"):
+        has({"a": 1}, "a", kind="text")
