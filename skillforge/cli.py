@@ -150,11 +150,16 @@ def demo(workdir: Path | None, count: int, real: bool | None) -> None:
 def _summary(outcomes: list[Any], skills_dir: Path) -> None:
     hits = [r for r in outcomes if r.source == "skill" and r.ok]
     agent_runs = [r for r in outcomes if r.source != "skill"]
+    handovers = [r for r in outcomes if r.source == "skill+agent"]
     requests = sum(r.llm_calls for r in outcomes)
     per_agent = requests / len(agent_runs) if agent_runs else 0.0
-    learned = [r.learned for r in outcomes if r.learned]
+    learned = list(dict.fromkeys(r.learned for r in outcomes if r.learned))
+    runs_learned = sum(1 for r in outcomes if r.learned)
     click.echo("")
-    click.echo(f"tickets: {len(outcomes)}  served by skills: {len(hits)}  by the agent: {len(agent_runs)}")
+    click.echo(
+        f"tickets: {len(outcomes)}  served by skills: {len(hits)}  by the agent: {len(agent_runs)} "
+        f"({len(handovers)} of them after a skill's guard stopped it)"
+    )
     click.echo(
         f"model requests: {requests} made; about {per_agent * len(hits):.0f} saved "
         f"({per_agent:.1f} per agent-served ticket x {len(hits)} skill hits)"
@@ -163,7 +168,10 @@ def _summary(outcomes: list[Any], skills_dir: Path) -> None:
         hit_ms = statistics.median(r.duration for r in hits) * 1000
         agent_ms = statistics.median(r.duration for r in agent_runs) * 1000
         click.echo(f"median time: {hit_ms:.2f} ms from a skill, {agent_ms:.2f} ms through the agent")
-    click.echo(f"skills written: {len(learned)} ({', '.join(learned)})")
+    click.echo(
+        f"skills written: {len(learned)} ({', '.join(learned)}), from {runs_learned} runs "
+        f"({runs_learned - len(learned)} widened a skill's guards instead of adding a file)"
+    )
     if learned:
         path = skills_dir / f"{learned[0]}.py"
         click.echo(f"\n--- {path.name} " + "-" * 60)
