@@ -206,7 +206,9 @@ def _imports(spec: SkillSpec) -> list[str]:
 
 def _meta(spec: SkillSpec) -> list[tuple[str, str]]:
     slots = [
-        {"name": s.name, "kind": s.kind, "type": s.type, "example": spec.examples.get(s.name)} for s in spec.slots
+        {"name": s.name, "kind": s.kind, "type": s.type, **({"transform": s.transform} if s.transform else {}),
+         "example": spec.examples.get(s.name)}
+        for s in spec.slots
     ]
     tools = {
         name: {

@@ -89,7 +89,7 @@ def read_skill_file(path: Path) -> SkillFile:
         raise SkillFileError(str(path), "no SKILL = {...} metadata dict at module level")
     try:
         name = meta["name"]
-        slots = [Slot(s["name"], s["kind"], s["type"]) for s in meta["slots"]]
+        slots = [Slot(s["name"], s["kind"], s["type"], s.get("transform")) for s in meta["slots"]]
         template = TaskTemplate(meta["template"], slots)
         tools = {k: ToolRef(**{**v, "params": tuple(v.get("params", ()))}) for k, v in meta["tools"].items()}
         instances = tuple((str(p), str(o)) for p, o in meta.get("instances", []))

@@ -27,7 +27,7 @@ from typing import Any
 
 from ._guards import derive_guards
 from ._spec import Const, DictOf, Expr, Fmt, Guard, ListOf, Param, Ref, SkillSpec, Step
-from ._template import Slot, TaskTemplate, slot_kind
+from ._template import DATE_PATTERN, Slot, TaskTemplate, parse_date, parse_number, slot_kind
 from ._trajectory import Trajectory, canonical_json
 
 __all__ = ["Rejected", "discover_template", "lift", "merge", "skill_name", "spec_from_runs"]
@@ -40,6 +40,8 @@ _STOP_WORDS = frozenset(
 )
 _RESERVED = frozenset({"require", "has", "check", "SKILL", "result", "str", "int", "float", "list", "dict", "len", "format"})
 _IDENT = re.compile(r"[^0-9a-zA-Z_]+")
+_ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+_NUMBER_SPAN = re.compile(r"(?<![\w.$])\$?\d[\d,]*(?:\.\d+)?(?![\w]|\.\d)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,31 +109,61 @@ class _TaskSpans:
                 return name if (s, e) == (start, end) else ""
         return None
 
-    def find(self, value: Any) -> tuple[int, int] | None:
-        if type(value) is str:
-            if len(value) < 2 and not value.isdigit():
-                return None
-            pattern = re.escape(value)
-        elif type(value) is int:
-            pattern = re.escape(str(value))
-        elif type(value) is float:
-            pattern = re.escape(str(int(value)) if value.is_integer() else repr(value))
-            if value.is_integer():
-                pattern += r"(?:\.0+)?"
-        else:
-            return None
-        for m in re.finditer(rf"(?<![\w.]){pattern}(?![\w]|\.\d)", self.task):
-            hit = self._overlaps(m.start(), m.end())
+    def find(self, value: Any) -> tuple[int, int, str, str | None] | None:
+        """``(start, end, slot kind, transform)`` of the first free span of the task that says ``value``.
+
+        Verbatim first; then normalised: case (``"ALICE"`` → ``"alice"``), number formats
+        (``"$1,200.50"`` → ``1200.5``), common date formats (``"May 20"`` → ``"2024-05-20"``).
+        """
+        for start, end, kind, how in self._candidates(value):
+            hit = self._overlaps(start, end)
             if hit is None or hit:
-                return m.start(), m.end()
+                return start, end, kind, how
         return None
+
+    def _candidates(self, value: Any) -> list[tuple[int, int, str, str | None]]:
+        task = self.task
+        out: list[tuple[int, int, str, str | None]] = []
+        t = type(value)
+        if t is str:
+            if len(value) < 2 and not value.isdigit():
+                return out
+            kind = slot_kind(value)
+            pattern = rf"(?<![\w.]){re.escape(value)}(?![\w]|\.\d)"
+            out += [(m.start(), m.end(), kind, None) for m in re.finditer(pattern, task)]
+            for m in re.finditer(pattern, task, re.IGNORECASE):
+                raw = m.group()
+                if raw != value and raw.lower() == value:
+                    out.append((m.start(), m.end(), kind, "lower"))
+                elif raw != value and raw.upper() == value:
+                    out.append((m.start(), m.end(), kind, "upper"))
+            if _ISO_DATE.fullmatch(value):
+                year = int(value[:4])
+                for m in re.finditer(rf"(?<![\w/-])(?:{DATE_PATTERN})(?![\w/-])", task, re.IGNORECASE):
+                    raw = m.group()
+                    if raw == value:
+                        continue
+                    has_year = re.search(r"\d{4}", raw) is not None
+                    if parse_date(raw, None if has_year else year) == value:
+                        out.append((m.start(), m.end(), "date", "date" if has_year else f"date:{year}"))
+        elif t is int or t is float:
+            for m in _NUMBER_SPAN.finditer(task):
+                raw = m.group()
+                if parse_number(raw) != value:
+                    continue
+                plain = raw.isdigit() if t is int else re.fullmatch(r"\d+(?:\.\d+)?", raw) is not None
+                if plain:
+                    out.append((m.start(), m.end(), "int" if t is int else "number", None))
+                else:
+                    out.append((m.start(), m.end(), "money", "number"))
+        return out
 
 
 class _Lifter:
     def __init__(self, traj: Trajectory, bound: dict[str, Any] | None = None) -> None:
         self.traj = traj
         self.spans = _TaskSpans(traj.task)
-        self.params: dict[tuple[int, int], tuple[str, Any]] = {}  # span → (name, value)
+        self.params: dict[tuple[int, int], tuple[str, Any, str, str | None]] = {}  # span → (name, value, kind, how)
         self.bound = bound  # template mode: the slot values the template binds from the task
         self.namer = _Namer(set(traj.tools) | _RESERVED | set(bound or ()))
         self.index: dict[str, tuple[int, tuple[str | int, ...]]] = {}  # canonical value → first source
@@ -169,15 +201,17 @@ class _Lifter:
                 if type(v) is type(value) and v == value and (type(v) is not str or len(v) >= 2 or v.isdigit()):
                     return Param(pname)
             return None
-        span = self.spans.find(value)
-        if span is None:
+        found = self.spans.find(value)
+        if found is None:
             return None
+        start, end, kind, how = found
+        span = (start, end)
         if span in self.params:
-            name, seen = self.params[span]
+            name, seen, _kind, _how = self.params[span]
             return Param(name) if type(seen) is type(value) and seen == value else None
         name = self.namer.take(_ident(hint, "value"))
-        self.params[span] = (name, value)
-        self.spans.claimed.append((span[0], span[1], name))
+        self.params[span] = (name, value, kind, how)
+        self.spans.claimed.append((start, end, name))
         self.scalars.append((str(value), Param(name), 0, ""))
         return Param(name)
 
@@ -291,20 +325,21 @@ def discover_template(traj: Trajectory) -> TaskTemplate | Rejected:
     lifter = _Lifter(traj)
     _lift_values(lifter, traj)
     slots_by_span = sorted(lifter.params.items())
-    slots = tuple(Slot(n, slot_kind(v), type(v).__name__) for _span, (n, v) in slots_by_span)
+    slots = tuple(Slot(n, kind, type(v).__name__, how) for _span, (n, v, kind, how) in slots_by_span)
     pieces: list[str] = []
     pos = 0
     task = traj.task
-    for (s, e), (pname, _v) in slots_by_span:
+    for (s, e), (pname, _v, _kind, _how) in slots_by_span:
         pieces.append(task[pos:s].replace("{", "{{").replace("}", "}}"))
         pieces.append("{" + pname + "}")
         pos = e
     pieces.append(task[pos:].replace("{", "{{").replace("}", "}}"))
     text = "".join(pieces).strip()
     # every other occurrence of a slot's text is that slot too: it must vary together
-    for (_s, _e), (pname, v) in slots_by_span:
-        if len(str(v)) >= 2:
-            text = _also_slot(text, str(v), pname)
+    for (s, e), (pname, _v, _kind, _how) in slots_by_span:
+        said = task[s:e]
+        if len(said) >= 2:
+            text = _also_slot(text, said, pname)
     return TaskTemplate(text, list(slots))
 
 

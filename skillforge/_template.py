@@ -13,19 +13,35 @@ import string
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["SLOT_PATTERNS", "Slot", "TaskTemplate", "shape_key", "slot_kind"]
+__all__ = ["SLOT_PATTERNS", "Slot", "TaskTemplate", "parse_date", "parse_number", "shape_key", "slot_kind", "transform"]
+
+_MONTHS = (
+    "january february march april may june july august september october november december "
+    "jan feb mar apr jun jul aug sep sept oct nov dec"
+).split()
+_MONTH_NUM = {m: (i % 12) + 1 for i, m in enumerate(_MONTHS[:12])} | {
+    m: n for m, n in zip(_MONTHS[12:], [1, 2, 3, 4, 6, 7, 8, 9, 9, 10, 11, 12], strict=True)
+}
+_MONTH_RE = "|".join(sorted(_MONTHS, key=len, reverse=True))
+_DAY = r"\d{1,2}(?:st|nd|rd|th)?"
+DATE_PATTERN = (
+    rf"\d{{4}}-\d{{1,2}}-\d{{1,2}}|\d{{1,2}}/\d{{1,2}}/\d{{4}}"
+    rf"|(?:{_MONTH_RE})\.?\s+{_DAY}(?:,?\s+\d{{4}})?|{_DAY}\s+(?:of\s+)?(?:{_MONTH_RE})\.?(?:,?\s+\d{{4}})?"
+)
 
 # Slot kind → regex for the span. Typed kinds are "hot" (indexable by shape key).
 SLOT_PATTERNS: dict[str, str] = {
     "int": r"\d+",
     "number": r"\d[\d,]*(?:\.\d+)?",
+    "money": r"\$?\d[\d,]*(?:\.\d+)?",
+    "date": DATE_PATTERN,
     "digits": r"\d+",
     "id": r"[A-Za-z0-9_-]*\d[A-Za-z0-9_-]*",
     "email": r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+",
     "word": r"[^\W\d_][\w'-]*",
     "text": r".+?",
 }
-_HOT_KINDS = frozenset({"int", "number", "digits", "id", "email"})
+_HOT_KINDS = frozenset({"int", "number", "money", "digits", "id", "email"})
 _EMAIL = re.compile(SLOT_PATTERNS["email"])
 _WORD = re.compile(r"\w+")
 _VALUE_MARK = "\u00a7"  # the placeholder a value-like token becomes in a shape key
@@ -88,17 +104,71 @@ def shape_key(task: str) -> str:
     return " ".join(out)
 
 
-def _to_float(raw: str) -> float:
-    return float(raw.replace(",", ""))
+def parse_number(raw: str) -> float:
+    """``"$1,200.50"`` → ``1200.5``."""
+    return float(raw.replace("$", "").replace(",", ""))
+
+
+def parse_date(raw: str, default_year: int | None = None) -> str | None:
+    """A date written in a common way, as ISO ``YYYY-MM-DD``; None if it is not a real date.
+
+    >>> parse_date("May 20, 2024"), parse_date("20th of May", 2024), parse_date("05/20/2024")
+    ('2024-05-20', '2024-05-20', '2024-05-20')
+    """
+    import datetime as dt
+
+    text = raw.strip().lower().replace(",", " ")
+    m = re.fullmatch(r"(\d{4})-(\d{1,2})-(\d{1,2})", text)
+    if m:
+        y, mo, d = int(m[1]), int(m[2]), int(m[3])
+    elif m := re.fullmatch(r"(\d{1,2})/(\d{1,2})/(\d{4})", text):
+        mo, d, y = int(m[1]), int(m[2]), int(m[3])
+    else:
+        words = re.findall(r"[a-z]+|\d+", text)
+        months = [w for w in words if w in _MONTH_NUM]
+        numbers = [int(w) for w in words if w.isdigit()]
+        if len(months) != 1 or not numbers:
+            return None
+        mo = _MONTH_NUM[months[0]]
+        d = numbers[0]
+        y = numbers[1] if len(numbers) > 1 else default_year  # type: ignore[assignment]
+        if y is None:
+            return None
+    try:
+        return dt.date(y, mo, d).isoformat()
+    except ValueError:
+        return None
+
+
+def transform(raw: str, how: str | None) -> Any:
+    """Apply a slot's normalisation to the text it bound (None if the text does not convert)."""
+    if how is None:
+        return raw
+    if how == "lower":
+        return raw.lower()
+    if how == "upper":
+        return raw.upper()
+    if how == "number":
+        return parse_number(raw)
+    if how.startswith("date"):
+        _, _, year = how.partition(":")
+        return parse_date(raw, int(year) if year else None)
+    raise ValueError(f"unknown slot transform {how!r}")
 
 
 @dataclass(frozen=True, slots=True)
 class Slot:
-    """A template slot: the parameter it binds, its kind and its Python type."""
+    """A template slot: the parameter it binds, its kind, its Python type, and how its text is normalised.
+
+    ``transform`` is None (the text as written), ``"lower"`` / ``"upper"`` (case),
+    ``"number"`` (``$1,200.50`` → 1200.5) or ``"date"`` / ``"date:YEAR"`` (to ISO,
+    with a year learned from the run when the task gives none).
+    """
 
     name: str
     kind: str
     type: str  # "str" | "int" | "float"
+    transform: str | None = None
 
 
 class TaskTemplate:
@@ -161,7 +231,9 @@ class TaskTemplate:
         typed = sum(1 for s in self.slots if s.kind in _HOT_KINDS)
         # more literal words first, then more typed (narrower) slots, then fewer slots
         self.specificity = (literal_words, typed, -len(self.slots))
-        self._convert = tuple((s.name, int if s.type == "int" else _to_float) for s in self.slots if s.type in ("int", "float"))
+        self._convert = tuple(
+            (s.name, s.transform, s.type) for s in self.slots if s.transform is not None or s.type in ("int", "float")
+        )
 
     def bind(self, task: str) -> dict[str, Any] | None:
         """The slot values for ``task``, or None if it does not fit this template."""
@@ -169,8 +241,17 @@ class TaskTemplate:
         if m is None:
             return None
         out: dict[str, Any] = m.groupdict()
-        for name, convert in self._convert:
-            out[name] = convert(out[name])
+        for name, how, kind in self._convert:
+            value = transform(out[name], how) if how is not None else out[name]
+            if value is None:
+                return None  # e.g. "February 30": not a date, so not a binding
+            if kind == "int":
+                if type(value) is float and not value.is_integer():
+                    return None
+                value = int(value) if type(value) is float else int(value.replace(",", ""))
+            elif kind == "float":
+                value = float(value) if type(value) is not str else parse_number(value)
+            out[name] = value
         return out
 
     def __repr__(self) -> str:
