@@ -16,7 +16,8 @@ from typing import Any
 import jinja2
 import libcst as cst
 
-from ._spec import Const, DictOf, Expr, Fmt, Guard, ListOf, Param, Ref, SkillSpec
+from ._guards import walk_exprs
+from ._spec import Const, DictOf, Expr, Fmt, Guard, ListOf, Param, Ref, Select, SkillSpec
 from ._version import __version__
 
 __all__ = ["HEADER_PREFIX", "HASH_PREFIX", "body_hash", "render_skill", "split_header"]
@@ -77,6 +78,8 @@ class _Renderer:
                 return name
             case Ref(call, path):
                 return self.vars[call] + "".join(f"[{k!r}]" for k in path)
+            case Select(seq, field, key, rest):
+                return f"pick({self.expr(seq)}, {field!r}, {self.expr(key)})" + "".join(f"[{k!r}]" for k in rest)
             case Const(value):
                 return repr(_sorted_keys(value))
             case ListOf(items):
@@ -196,6 +199,9 @@ def _imports(spec: SkillSpec) -> list[str]:
             helpers.add("require")
             if g.kind in ("has", "check"):
                 helpers.add(g.kind)
+    exprs = [e for step in spec.steps for _k, e in step.args] + [spec.output]
+    if any(isinstance(e, Select) for top in exprs for e in walk_exprs(top)):
+        helpers.add("pick")
     by_module: dict[str, set[str]] = {"skillforge.runtime": helpers} if helpers else {}
     for ref in spec.tools.values():
         if ref.method:

@@ -21,10 +21,10 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from ._spec import DictOf, Expr, Fmt, Guard, ListOf, Ref
+from ._spec import DictOf, Expr, Fmt, Guard, ListOf, Ref, Select
 from ._trajectory import Trajectory
 
-__all__ = ["derive_guards", "refs_in", "value_kind"]
+__all__ = ["derive_guards", "refs_in", "value_kind", "walk_exprs"]
 
 _ENUM_LIKE = re.compile(r"(?:[a-z][a-z_-]{0,23}|[A-Z][A-Z_-]{0,23})")
 _MAX_PER_RESULT = 12
@@ -49,6 +49,9 @@ def refs_in(expr: Expr) -> Iterator[Ref]:
     """Every reference inside an expression."""
     if isinstance(expr, Ref):
         yield expr
+    elif isinstance(expr, Select):
+        yield expr.seq
+        yield from refs_in(expr.key)
     elif isinstance(expr, ListOf):
         for item in expr.items:
             yield from refs_in(item)
@@ -59,6 +62,24 @@ def refs_in(expr: Expr) -> Iterator[Ref]:
         for part in expr.parts:
             if not isinstance(part, str):
                 yield from refs_in(part[0])
+
+
+def walk_exprs(expr: Expr) -> Iterator[Expr]:
+    """``expr`` and every expression inside it."""
+    yield expr
+    if isinstance(expr, Select):
+        yield expr.seq
+        yield from walk_exprs(expr.key)
+    elif isinstance(expr, ListOf):
+        for item in expr.items:
+            yield from walk_exprs(item)
+    elif isinstance(expr, DictOf):
+        for _k, item in expr.items:
+            yield from walk_exprs(item)
+    elif isinstance(expr, Fmt):
+        for part in expr.parts:
+            if not isinstance(part, str):
+                yield from walk_exprs(part[0])
 
 
 def _at(value: Any, path: tuple[str | int, ...]) -> Any:

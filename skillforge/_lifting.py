@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ._guards import derive_guards
-from ._spec import Const, DictOf, Expr, Fmt, Guard, ListOf, Param, Ref, SkillSpec, Step
+from ._spec import Const, DictOf, Expr, Fmt, Guard, ListOf, Param, Ref, Select, SkillSpec, Step
 from ._template import DATE_PATTERN, Slot, TaskTemplate, parse_date, parse_number, slot_kind
 from ._trajectory import Trajectory, canonical_json
 
@@ -167,6 +167,8 @@ class _Lifter:
         self.bound = bound  # template mode: the slot values the template binds from the task
         self.namer = _Namer(set(traj.tools) | _RESERVED | set(bound or ()))
         self.index: dict[str, tuple[int, tuple[str | int, ...]]] = {}  # canonical value → first source
+        self.sources: dict[str, list[tuple[int, tuple[str | int, ...]]]] = {}  # scalar → every source (capped)
+        self.results: dict[int, Any] = {}
         self.scalars: list[tuple[str, Expr, int, str]] = []  # (text, expr, priority, format spec)
         self.referenced: set[int] = set()
         self.constants = 0
@@ -176,6 +178,7 @@ class _Lifter:
     # -- sources ------------------------------------------------------------------
     def add_result(self, call: int, result: Any) -> None:
         """Index the values of a result, shallowest first (keys sorted): the first source found wins."""
+        self.results[call] = result
         queue: deque[tuple[Any, tuple[str | int, ...]]] = deque([(result, ())])
         budget = _MAX_NODES
         while queue and budget > 0:
@@ -184,6 +187,10 @@ class _Lifter:
             if v is None or type(v) is bool or v == "" or v == [] or v == {}:
                 continue
             key = canonical_json(v) if not _is_scalar(v) else f"{type(v).__name__}:{v!r}"
+            if _is_scalar(v):
+                seen = self.sources.setdefault(key, [])
+                if len(seen) < 8:
+                    seen.append((call, path))
             if key not in self.index:
                 self.index[key] = (call, path)
                 if _is_scalar(v) and (type(v) is not str or len(v) >= 2):
@@ -215,18 +222,50 @@ class _Lifter:
         self.scalars.append((str(value), Param(name), 0, ""))
         return Param(name)
 
-    def _ref(self, value: Any) -> Ref | None:
+    def _ref(self, value: Any, hint: str = "value") -> Ref | Select | None:
         key = canonical_json(value) if not _is_scalar(value) else f"{type(value).__name__}:{value!r}"
         src = self.index.get(key)
         if src is None:
             return None
         self.referenced.add(src[0])
-        return Ref(*src)
+        return self._selection(*src, hint=hint) or Ref(*src)
+
+    def _selection(self, call: int, path: tuple[str | int, ...], hint: str) -> Select | None:
+        """A value found at a list index, as the element chosen by a field the task or an earlier value names."""
+        k = max((i for i, key in enumerate(path) if type(key) is int), default=None)
+        if k is None:
+            return None
+        seq = self.results[call]
+        for key in path[:k]:
+            seq = seq[key]
+        if type(seq) is not list or not all(type(e) is dict for e in seq):
+            return None
+        element = seq[path[k]]
+        owner = path[k - 1] if k and type(path[k - 1]) is str else "element"
+        rest = path[k + 1 :]
+        for field in sorted(element):
+            v = element[field]
+            if rest[:1] == (field,) or type(v) is not str or len(v) < 2:
+                continue  # selecting by the very field read would say nothing
+            if sum(1 for e in seq if e.get(field) == v) != 1:
+                continue
+            chosen = self._param(v, f"{_singular(str(owner))}_{field}") or self._earlier(v, call)
+            if chosen is not None:
+                return Select(Ref(call, path[:k]), field, chosen, path[k + 1 :])
+        return None
+
+    def _earlier(self, value: Any, call: int) -> Ref | None:
+        """A source of ``value`` in a result from before the list's own call (so not derived from it)."""
+        for c, p in self.sources.get(f"{type(value).__name__}:{value!r}", []):
+            if c < call:
+                self.referenced.add(c)
+                return Ref(c, p)
+        return None
 
     # -- values -------------------------------------------------------------------
     def lift(self, value: Any, hint: str) -> Expr:
         if _is_scalar(value):
-            found = self._param(value, hint) or self._ref(value)
+            found = self._param(value, hint) or self._ref(value, hint)
             if found is not None:
                 return found
             if type(value) is str:
@@ -277,6 +316,14 @@ class _Lifter:
         if pos < len(text):
             parts.append(text[pos:])
         return Fmt(tuple(parts))
+
+
+def _singular(word: str) -> str:
+    if word.endswith("ies") and len(word) > 4:
+        return word[:-3] + "y"
+    if word.endswith("s") and not word.endswith("ss") and len(word) > 3:
+        return word[:-1]
+    return word
 
 
 def _result_var(tool: str) -> str:

@@ -4,6 +4,7 @@ Expressions say where each argument comes from:
 
 - ``Param(name)``            a span of the task, bound by the template
 - ``Ref(call, path)``        a value inside the result of an earlier call
+- ``Select(seq, field, key)`` the element of a list whose field equals a task span or an earlier value
 - ``Const(value)``           a learned constant (no source found)
 - ``ListOf`` / ``DictOf``    containers built from several sources
 - ``Fmt(parts)``             a string composed of text and values (an f-string)
@@ -17,7 +18,7 @@ from typing import Any, Union
 from ._template import Slot
 from ._trajectory import ToolRef
 
-__all__ = ["Const", "DictOf", "Expr", "Fmt", "Guard", "ListOf", "Param", "Ref", "SkillSpec", "Step"]
+__all__ = ["Const", "DictOf", "Expr", "Fmt", "Guard", "ListOf", "Param", "Ref", "Select", "SkillSpec", "Step"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,6 +30,20 @@ class Param:
 class Ref:
     call: int
     path: tuple[str | int, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Select:
+    """The element of a list (in an earlier result) whose ``field`` equals ``key``, then ``rest`` inside it.
+
+    Rendered ``pick(order['items'], 'name', item_name)['sku']``: the item the task
+    names, not whichever happened to be at that index in the learned run.
+    """
+
+    seq: Ref
+    field: str
+    key: Expr
+    rest: tuple[str | int, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,7 +68,7 @@ class Fmt:
     parts: tuple[str | tuple[Expr, str], ...]
 
 
-Expr = Union[Param, Ref, Const, ListOf, DictOf, Fmt]
+Expr = Union[Param, Ref, Select, Const, ListOf, DictOf, Fmt]
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from ._exceptions import GuardFailed
 from ._tools import current_run
 
-__all__ = ["check", "has", "require"]
+__all__ = ["check", "has", "pick", "require"]
 
 
 def require(condition: object, why: str) -> None:
@@ -74,3 +74,19 @@ def check(tool: object, learned: object, **args: object) -> bool:
     if run is not None:  # kept with the call that follows, should the agent take over and learn from here
         run.captures[len(run.calls)] = current
     return bool(guard.compare(current, learned))
+
+
+def pick(seq: object, field: str, value: object) -> object:
+    """The one element of ``seq`` whose ``field`` equals ``value``; the skill stops if there is not exactly one.
+
+    Example:
+        >>> pick([{"name": "mug", "sku": "M1"}, {"name": "lamp", "sku": "L2"}], "name", "lamp")["sku"]
+        'L2'
+    """
+    if type(seq) is not list:
+        raise GuardFailed(f"expected a list to pick {field} == {value!r} from")
+    found = [e for e in seq if type(e) is dict and field in e and e[field] == value]
+    if len(found) != 1:
+        how = "no element has" if not found else f"{len(found)} elements have"
+        raise GuardFailed(f"{how} {field} == {value!r}, so which one to use is not the learned decision")
+    return found[0]

@@ -107,6 +107,11 @@ def _conn() -> sqlite3.Connection:
     return _db
 
 
+def order_ids() -> list[str]:
+    """Every order's id (for generating tickets; not a tool)."""
+    return [r[0] for r in _conn().execute("SELECT id FROM orders ORDER BY id")]
+
+
 def _order_row(order_id: str) -> sqlite3.Row:
     row = _conn().execute("SELECT * FROM orders WHERE id = ?", (order_id,)).fetchone()
     if row is None:

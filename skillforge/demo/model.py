@@ -75,12 +75,16 @@ def _email(m: re.Match[str], results: list[Any]) -> dict[str, Any]:
 
 def _replace(m: re.Match[str], results: list[Any]) -> dict[str, Any]:
     order_id = m.group("order")
+    product = (m.groupdict().get("product") or "").strip()
     if not results:
         return tool_call("get_order", order_id=order_id)
     order = results[0]
     if "error" in order:
         return answer(f"I could not find order {order_id}.")
-    item = order["items"][0]
+    named = [it for it in order["items"] if it["name"] == product] if product else order["items"][:1]
+    if not named:
+        return answer(f"Order {order_id} has no {product}.")
+    item = named[0]
     if len(results) == 1:
         return tool_call("get_stock", sku=item["sku"])
     if len(results) == 2:
@@ -94,6 +98,7 @@ RULES: list[tuple[re.Pattern[str], Step]] = [
     (re.compile(r"refund\b.*?\border\s*#?(?P<order>\d+)", re.I), _refund),
     (re.compile(r"\bship\b.*?\border\s*#?(?P<order>\d+)\s+to\s+(?P<address>.+?)(?:\s+instead)?[.!]?$", re.I), _address),
     (re.compile(r"(?:where is|status of)\b.*?\border\s*#?(?P<order>\d+)", re.I), _status),
+    (re.compile(r"\breplace the (?P<product>[a-z ]+?) from order\s*#?(?P<order>\d+)", re.I), _replace),
     (re.compile(r"\breplacement\b.*?\border\s*#?(?P<order>\d+)", re.I), _replace),
     (re.compile(r"\bemail\b.*?\bcustomer\s+(?P<customer>C-\d+)\s+to\s+(?P<email>[^\s@]+@[^\s@]+?)[.]?$", re.I), _email),
 ]

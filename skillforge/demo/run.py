@@ -63,5 +63,6 @@ def run_demo(workdir: Path, *, n: int = 60, real_model: bool | None = None) -> I
             base_url = server.base_url
         forge = Forge(skills_dir=skills_dir, state_dir=workdir / "state", agent=agent, tools=desk.TOOLS)
         yield DemoSetup(workdir=workdir, skills_dir=skills_dir, model_label=label, base_url=base_url)
-        for i, ticket in enumerate(tickets(n), 1):
+        products = {o: [it["name"] for it in desk.get_order(o)["items"]] for o in desk.order_ids()}
+        for i, ticket in enumerate(tickets(n, products=products), 1):
             yield TicketOutcome(number=i, ticket=ticket, result=forge.solve(ticket))

@@ -9,10 +9,13 @@ from .desk import STREETS, TOWNS
 __all__ = ["tickets"]
 
 
-def tickets(n: int = 60, seed: int = 11) -> list[str]:
+def tickets(n: int = 60, seed: int = 11, products: dict[str, list[str]] | None = None) -> list[str]:
     """A deterministic stream of ``n`` tickets (at least 30 by default).
 
     Every refund names a different order, so no ticket asks to refund twice.
+    ``products`` (order id → the names of its items) lets tickets name a product
+    of the order ("Replace the desk lamp from order #1042"); without it those
+    tickets are left out.
     """
     rng = random.Random(seed)
     orders = [str(i) for i in range(1001, 1061)]
@@ -36,7 +39,12 @@ def tickets(n: int = 60, seed: int = 11) -> list[str]:
             order = "1006" if "ship order" not in " ".join(out) else rng.choice(orders)
             out.append(f"Please ship order #{order} to {address} instead.")
         elif kind == "replace":
-            out.append(f"Send a replacement for order #{rng.choice(orders)}")
+            order = rng.choice(orders)
+            names = (products or {}).get(order)
+            if names and rng.random() < 0.5:
+                out.append(f"Replace the {rng.choice(names)} from order #{order}, it broke.")
+            else:
+                out.append(f"Send a replacement for order #{order}")
         else:
             who = rng.choice(customers)
             user = rng.choice(["sam", "lee", "max", "kim", "ray"]) + str(rng.randint(1, 99))
