@@ -35,9 +35,10 @@ def test_free_text_templates_are_found_through_chroma_candidates(tmp_path: Path)
     forge = _forge_over_committed_skills(tmp_path)
     match = forge.find("Please ship order #1044 to 5 Harbor Road, Riverton instead.")
     assert match is not None and match.skill.template.text == "Please ship order #{order_id} to {address} instead."
-    assert [m.skill.name for m in forge.find_all("Please ship order #1 to 5 Harbor Road, Riverton instead.")] == [
-        "ship_order_instead", "ship_order_instead_2", "ship_order_instead_3"
-    ]  # every variant, in name order: their guards decide
+    family = sorted(s.name for s in forge.skills() if s.template.text == match.skill.template.text)
+    assert len(family) >= 2  # the demo learned variants of this template
+    assert [m.skill.name for m in forge.find_all("Please ship order #1 to 5 Harbor Road, Riverton instead.")] == family
+    # every variant, in name order: their guards decide
     assert match.params == {"order_id": "1044", "address": "5 Harbor Road, Riverton"}
     assert (tmp_path / "state" / "chroma").is_dir()
 
@@ -115,8 +116,10 @@ def test_skills_whose_tools_are_missing_or_changed_are_not_run(tmp_path: Path, c
     target = tmp_path / "skills"
     shutil.copytree(REPO / "skills", target)
     partial = Forge(skills_dir=target, state_dir=tmp_path / "state", tools=[desk.get_order])
-    # only the skills that need no tool but get_order: the status answer and the two refusals
-    assert {s.name for s in partial.skills()} == {"where_order", "ship_order_instead_2", "ship_order_instead_3"}
+    # only the skills that need no tool but get_order (the status answer, the refusals)
+    everything, _ = Library(target).scan()
+    expected = {s.name for s in everything if set(s.tools) == {"get_order"}}
+    assert "where_order" in expected and {s.name for s in partial.skills()} == expected
     path = target / "where_order.py"
     path.write_text(path.read_text().replace("'fingerprint': '", "'fingerprint': 'x"))
     with caplog.at_level(logging.INFO, logger="skillforge"):
