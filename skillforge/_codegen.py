@@ -137,6 +137,10 @@ class _Renderer:
             case "sign":
                 op = {"positive": "> 0", "zero": "== 0", "negative": "< 0"}[g.value]
                 return f"require({target} {op}, {f'{target} is {g.value}, as when learned'!r})"
+            case "agree":
+                a, b = (self.expr(e) for e in g.value)
+                why = f"{a} equals {b}, as when learned (either could be what the agent used)"
+                return f"require({a} == {b}, {why!r})"
             case "check":
                 return f"require(check({var}, {_sorted_keys(g.value)!r}{step_args}), 'its pre-check matches the learned run')"
         raise TypeError(f"unknown guard {g!r}")
@@ -164,6 +168,8 @@ class _Renderer:
             lines.append(")")
         if step.var:
             lines.extend(self.guard(step.var, g, "") for g in step.guards)
+        else:
+            lines.extend(self.guard("", g, "") for g in step.guards if g.kind == "agree")
         return lines
 
 

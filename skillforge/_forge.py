@@ -32,7 +32,7 @@ from ._exceptions import (
 )
 from ._index import HotIndex, Match, SemanticIndex
 from ._library import Library, SkillFile, read_skill_file
-from ._lifting import lift, merge, spec_from_runs
+from ._lifting import lift, spec_from_runs
 from ._spec import SkillSpec
 from ._template import TaskTemplate
 from ._policy import Violation, check_policy
@@ -555,12 +555,8 @@ class Forge:
         except SkillFileError as e:
             logger.info("cannot merge into %s: %s", existing.name, e)
             return None
-        base = spec_from_runs(runs, name=existing.name, template=existing.template)
-        one = lift(traj, name=existing.name, template=existing.template)
-        if isinstance(base, Rejected) or isinstance(one, Rejected):
-            return None
-        merged = merge(base, one)
-        if merged is None:
+        merged = spec_from_runs([*runs, traj], name=existing.name, template=existing.template)
+        if isinstance(merged, Rejected):
             return None
         source = render_skill(merged)
         if self.policy_violations(source, merged.name, merged.instances):

@@ -25,12 +25,12 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
-from ._guards import derive_guards
+from ._guards import derive_guards, refs_in
 from ._spec import Const, DictOf, Expr, Fmt, Guard, ListOf, Param, Ref, Select, SkillSpec, Step
 from ._template import DATE_PATTERN, Slot, TaskTemplate, parse_date, parse_number, slot_kind
 from ._trajectory import Trajectory, canonical_json
 
-__all__ = ["Rejected", "discover_template", "lift", "merge", "skill_name", "spec_from_runs"]
+__all__ = ["Rejected", "discover_template", "lift", "merge", "settle", "skill_name", "spec_from_runs"]
 
 _MAX_NODES = 5000  # per result: beyond this, deeper values are not indexed
 _VERB_PREFIXES = ("get_", "fetch_", "find_", "lookup_", "look_up_", "list_", "search_", "read_", "load_", "query_")
@@ -130,7 +130,10 @@ class _TaskSpans:
                 return out
             kind = slot_kind(value)
             pattern = rf"(?<![\w.]){re.escape(value)}(?![\w]|\.\d)"
-            out += [(m.start(), m.end(), kind, None) for m in re.finditer(pattern, task)]
+            if _ISO_DATE.fullmatch(value):  # any common way of writing a date binds, as ISO
+                out += [(m.start(), m.end(), "date", "date") for m in re.finditer(pattern, task)]
+            else:
+                out += [(m.start(), m.end(), kind, None) for m in re.finditer(pattern, task)]
             for m in re.finditer(pattern, task, re.IGNORECASE):
                 raw = m.group()
                 if raw != value and raw.lower() == value:
@@ -159,9 +162,19 @@ class _TaskSpans:
         return out
 
 
+Site = tuple[int, tuple[str | int, ...]]  # (call index, or -1 for the answer; path inside its arguments)
+
+
 class _Lifter:
-    def __init__(self, traj: Trajectory, bound: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        traj: Trajectory,
+        bound: dict[str, Any] | None = None,
+        prefer: dict[Site, tuple[Expr, tuple[Expr, ...]]] | None = None,
+    ) -> None:
         self.traj = traj
+        self.prefer = prefer or {}  # settled by several runs: the source to use, and the alternatives still open
+        self.alts: dict[Site, tuple[Expr, ...]] = {}  # other sources of the same value, for ambiguous choices
         self.spans = _TaskSpans(traj.task)
         self.params: dict[tuple[int, int], tuple[str, Any, str, str | None]] = {}  # span → (name, value, kind, how)
         self.bound = bound  # template mode: the slot values the template binds from the task
@@ -169,6 +182,7 @@ class _Lifter:
         self.index: dict[str, tuple[int, tuple[str | int, ...]]] = {}  # canonical value → first source
         self.sources: dict[str, list[tuple[int, tuple[str | int, ...]]]] = {}  # scalar → every source (capped)
         self.results: dict[int, Any] = {}
+        self.selected: dict[tuple[int, tuple[str | int, ...]], tuple[Any, Select]] = {}  # list → (index, how chosen)
         self.scalars: list[tuple[str, Expr, int, str]] = []  # (text, expr, priority, format spec)
         self.referenced: set[int] = set()
         self.constants = 0
@@ -228,7 +242,23 @@ class _Lifter:
         if src is None:
             return None
         self.referenced.add(src[0])
+        if _is_scalar(value):
+            for c, p in self.sources.get(key, []):  # prefer the element a selection already chose
+                chosen = self._in_selected(c, p)
+                if chosen is not None:
+                    return chosen
         return self._selection(*src, hint=hint) or Ref(*src)
+
+    def _resolve(self, ref: Ref, hint: str) -> Ref | Select:
+        """A reference into a list, as the selected element when the value is there too, or a new selection."""
+        return self._in_selected(ref.call, ref.path) or self._selection(ref.call, ref.path, hint) or ref
+
+    def _in_selected(self, call: int, path: tuple[str | int, ...]) -> Select | None:
+        for (c, seq_path), (index, select) in self.selected.items():
+            n = len(seq_path)
+            if c == call and path[:n] == seq_path and len(path) > n and path[n] == index:
+                return Select(select.seq, select.field, select.key, path[n + 1 :])
+        return None
 
     def _selection(self, call: int, path: tuple[str | int, ...], hint: str) -> Select | None:
         """A value found at a list index, as the element chosen by a field the task or an earlier value names."""
@@ -251,7 +281,9 @@ class _Lifter:
                 continue
             chosen = self._param(v, f"{_singular(str(owner))}_{field}") or self._earlier(v, call)
             if chosen is not None:
-                return Select(Ref(call, path[:k]), field, chosen, path[k + 1 :])
+                select = Select(Ref(call, path[:k]), field, chosen, path[k + 1 :])
+                self.selected[(call, path[:k])] = (path[k], select)
+                return select
         return None
 
     def _earlier(self, value: Any, call: int) -> Ref | None:
@@ -263,13 +295,13 @@ class _Lifter:
         return None
 
     # -- values -------------------------------------------------------------------
-    def lift(self, value: Any, hint: str) -> Expr:
+    def lift(self, value: Any, hint: str, site: Site) -> Expr:
         if _is_scalar(value):
-            found = self._param(value, hint) or self._ref(value, hint)
+            found = self._scalar(value, hint, site)
             if found is not None:
                 return found
             if type(value) is str:
-                fmt = self._compose(value)
+                fmt = self._compose(value, hint)
                 if fmt is not None:
                     return fmt
             self.constants += 1
@@ -278,12 +310,15 @@ class _Lifter:
             whole = self._ref(value)
             if whole is not None:
                 return whole
+            call, path = site
             if type(value) is list:
-                items = tuple(self.lift(v, f"{hint}_{i}" if len(value) > 1 else hint) for i, v in enumerate(value))
+                items = tuple(
+                    self.lift(v, f"{hint}_{i}" if len(value) > 1 else hint, (call, (*path, i))) for i, v in enumerate(value)
+                )
                 if all(type(e) is Const for e in items):
                     return Const(value)
                 return ListOf(items)
-            pairs = tuple((k, self.lift(value[k], k)) for k in sorted(value))
+            pairs = tuple((k, self.lift(value[k], k, (call, (*path, k)))) for k in sorted(value))
             if all(type(e) is Const for _, e in pairs):
                 return Const(value)
             return DictOf(pairs)
@@ -291,8 +326,54 @@ class _Lifter:
             self.constants += 1
         return Const(value)
 
-    def _compose(self, text: str) -> Fmt | None:
-        """Split ``text`` into literal text and known values (longest, then task-first)."""
+    def _scalar(self, value: Any, hint: str, site: Site) -> Expr | None:
+        """The source of a scalar by the rule (task span, then earliest call, shallowest path), noting the others."""
+        chosen: Expr | None = self._param(value, hint) or self._ref(value, hint)
+        if chosen is None:
+            return None
+        others: list[Expr] = []
+        if isinstance(chosen, Param) and (type(value) is not str or len(value) >= 2):
+            src = self.index.get(f"{type(value).__name__}:{value!r}")
+            if src is not None:
+                others.append(Ref(*src))
+        for c, p in self.sources.get(f"{type(value).__name__}:{value!r}", []):
+            if len(others) >= 2:
+                break
+            ref = Ref(c, p)
+            if ref != chosen and ref not in others and not _under_list(p):
+                others.append(ref)
+        settled = self.prefer.get(site)
+        if settled is not None:
+            want, still_open = settled
+            if want == chosen or want in others:
+                chosen = want
+                others = [o for o in others if o in still_open]
+        for ref in [chosen, *others]:
+            if isinstance(ref, Ref):
+                self.referenced.add(ref.call)
+        if others:
+            self.alts[site] = tuple(o for o in others if o != chosen)
+        return chosen
+
+    def _compose(self, text: str, hint: str = "value") -> Fmt | None:
+        """Split ``text`` into literal text and known values (longest, then task-first).
+
+        Words of ``text`` that the task says and that look like values (with a
+        digit or ``@``, or capitalised and not opening the task) become parameters
+        too: ``"Mia Li"`` from "first name Mia, last name Li".
+        """
+        if self.bound is None:
+            first_word = re.match(r"\W*(\w+)", self.traj.task)
+            k = 0
+            for m in re.finditer(r"[\w.@+-]*\w", text):
+                word = m.group()
+                valueish = any(c.isdigit() or c == "@" for c in word) or (word[0].isupper() and len(word) >= 2)
+                if not valueish or (first_word is not None and word == first_word.group(1)):
+                    continue
+                if any(piece == word for piece, _e, _p, _s in self.scalars):
+                    continue
+                k += 1
+                self._param(word, f"{hint}_{k}")
         taken: list[tuple[int, int, Expr, str]] = []
         for piece, expr, _prio, spec in sorted(self.scalars, key=lambda s: (-len(s[0]), s[2], s[3] == "")):
             if len(piece) < 2 and not piece.isdigit():
@@ -311,6 +392,8 @@ class _Lifter:
                 parts.append(text[pos:s])
             if isinstance(expr, Ref):
                 self.referenced.add(expr.call)
+                if _under_list(expr.path):
+                    expr = self._resolve(expr, "value")
             parts.append((expr, spec))
             pos = e
         if pos < len(text):
@@ -358,10 +441,14 @@ def _lift_values(lifter: _Lifter, traj: Trajectory) -> tuple[list[tuple[str, tup
     for i, call in enumerate(traj.calls):
         order = {p: n for n, p in enumerate(traj.tools[call.tool].params)}
         keys = sorted(call.args, key=lambda k: (order.get(k, len(order)), k))  # signature order: key order is not data
-        args = tuple((k, lifter.lift(call.args[k], k)) for k in keys)
+        args = tuple((k, lifter.lift(call.args[k], k, (i, (k,)))) for k in keys)
         raw_steps.append((call.tool, args))
         lifter.add_result(i, call.result)
-    return raw_steps, lifter.lift(traj.outcome.output, "output")
+    return raw_steps, lifter.lift(traj.outcome.output, "output", (-1, ()))
+
+
+def _under_list(path: tuple[str | int, ...]) -> bool:
+    return any(type(k) is int for k in path)
 
 
 def discover_template(traj: Trajectory) -> TaskTemplate | Rejected:
@@ -390,12 +477,24 @@ def discover_template(traj: Trajectory) -> TaskTemplate | Rejected:
     return TaskTemplate(text, list(slots))
 
 
-def lift(traj: Trajectory, *, name: str | None = None, template: TaskTemplate | None = None) -> SkillSpec | Rejected:
+def lift(
+    traj: Trajectory,
+    *,
+    name: str | None = None,
+    template: TaskTemplate | None = None,
+    prefer: dict[Site, tuple[Expr, tuple[Expr, ...]]] | None = None,
+) -> SkillSpec | Rejected:
     """Lift a successful run into a SkillSpec, or say why it cannot be one.
 
     Without ``template`` the task's spans are discovered first (``discover_template``);
     with one (a skill's own, when a run becomes a variant or is re-rendered) the
-    parameters are what that template binds from the task.
+    parameters are what that template binds from the task. ``prefer`` carries the
+    sources other runs of the same skill settled (see ``spec_from_runs``).
+
+    A value found in several places is bound by the rule (task span first, then
+    the earliest call and the shallowest path); the other places are kept as
+    alternatives, and an ``agree`` guard makes the skill stop when they differ, so
+    that the agent's next run of that shape settles which one it uses.
 
     Example:
         >>> from skillforge._trajectory import Call, Outcome, ToolRef
@@ -419,10 +518,17 @@ def lift(traj: Trajectory, *, name: str | None = None, template: TaskTemplate | 
     bound = template.bind(traj.task)
     if bound is None:
         return Rejected(f"the template {template.text!r} does not bind the task {traj.task!r}")
-    lifter = _Lifter(traj, bound)
+    lifter = _Lifter(traj, bound, prefer)
     raw_steps, output = _lift_values(lifter, traj)
 
-    guards = derive_guards(traj, [a for _t, a in raw_steps], output)
+    guards = [list(g) for g in derive_guards(traj, [a for _t, a in raw_steps], output)]
+    for (call, _path), others in sorted(lifter.alts.items(), key=lambda kv: (kv[0][0] % (len(raw_steps) + 1), repr(kv[0][1]))):
+        chosen = _expr_at(raw_steps, output, (call, _path))
+        for other in others:
+            after = max(r.call for r in (*refs_in(chosen), *refs_in(other)))
+            agree = Guard("agree", (), (chosen, other))
+            if agree not in guards[after]:
+                guards[after].append(agree)
     namer = _Namer(lifter.namer.taken)
     var_of: dict[int, str] = {}
     for i, (tool, _args) in enumerate(raw_steps):
@@ -440,7 +546,7 @@ def lift(traj: Trajectory, *, name: str | None = None, template: TaskTemplate | 
             tool=t,
             args=a,
             var=var_of.get(i),
-            guards=guards[i],
+            guards=tuple(guards[i]),
             pre=(Guard("check", (), traj.calls[i].pre),) if traj.tools[t].check else (),
         )
         for i, (t, a) in enumerate(raw_steps)
@@ -460,7 +566,23 @@ def lift(traj: Trajectory, *, name: str | None = None, template: TaskTemplate | 
         runs=(traj.hash,),
         task=traj.task,
         constants=lifter.constants,
+        alts=tuple(sorted(lifter.alts.items(), key=lambda kv: (kv[0][0], repr(kv[0][1])))),
     )
+
+
+def _expr_at(raw_steps: list[tuple[str, tuple[tuple[str, Expr], ...]]], output: Expr, site: Site) -> Expr:
+    call, path = site
+    if call == -1:
+        expr = output
+    else:
+        expr = dict(raw_steps[call][1])[path[0]]
+        path = path[1:]
+    for key in path:
+        if isinstance(expr, ListOf):
+            expr = expr.items[key]  # type: ignore[index]
+        elif isinstance(expr, DictOf):
+            expr = dict(expr.items)[key]  # type: ignore[index]
+    return expr
 
 
 def merge(a: SkillSpec, b: SkillSpec) -> SkillSpec | None:
@@ -470,7 +592,9 @@ def merge(a: SkillSpec, b: SkillSpec) -> SkillSpec | None:
     ``order['status'] in ('delivered', 'shipped')``; any other difference (another
     call, another argument source, another sign or emptiness) keeps them apart.
     """
-    if (a.template, a.slots, a.output, a.tools, a.instances) != (b.template, b.slots, b.output, b.tools, b.instances):
+    if (a.template, a.slots, a.output, a.tools, a.instances, a.alts) != (
+        b.template, b.slots, b.output, b.tools, b.instances, b.alts
+    ):
         return None
     if len(a.steps) != len(b.steps):
         return None
@@ -484,6 +608,8 @@ def merge(a: SkillSpec, b: SkillSpec) -> SkillSpec | None:
         for ga, gb in zip(sa.guards, sb.guards, strict=True):
             if ga.kind == "eq":
                 allowed = sorted(set(_values(ga.value)) | set(_values(gb.value)), key=repr)
+                if allowed == [False, True]:
+                    continue  # both booleans seen: the guard no longer tells anything apart
                 guards.append(Guard("eq", ga.path, allowed[0] if len(allowed) == 1 else tuple(allowed)))
             elif ga != gb:
                 return None
@@ -493,7 +619,7 @@ def merge(a: SkillSpec, b: SkillSpec) -> SkillSpec | None:
     runs = a.runs + tuple(r for r in b.runs if r not in a.runs)
     return SkillSpec(
         name=a.name, template=a.template, slots=a.slots, examples=a.examples, steps=tuple(steps), output=a.output,
-        tools=a.tools, instances=a.instances, runs=runs, task=a.task, constants=a.constants,
+        tools=a.tools, instances=a.instances, runs=runs, task=a.task, constants=a.constants, alts=a.alts,
     )
 
 
@@ -501,11 +627,53 @@ def _values(v: Any) -> tuple[Any, ...]:
     return v if type(v) is tuple else (v,)
 
 
+def settle(specs: list[SkillSpec]) -> dict[Site, tuple[Expr, tuple[Expr, ...]]] | None:
+    """For each ambiguous choice, the sources every run agrees on (best first); None if some choice has none.
+
+    Run 1 bound ``amount`` to ``order['total']`` but ``order['items'][0]['price']`` was
+    equal; run 2 (where they differ) used ``order['total']``: settled on it.
+    """
+    shapes = {tuple((s.tool, tuple(k for k, _ in s.args)) for s in spec.steps) for spec in specs}
+    if len(shapes) != 1:
+        return None  # different calls: not the same skill, whatever the sources
+    sites = sorted({site for spec in specs for site, _ in spec.alts}, key=lambda s: (s[0], repr(s[1])))
+    prefer: dict[Site, tuple[Expr, tuple[Expr, ...]]] = {}
+    for site in sites:
+        options = []
+        for spec in specs:
+            chosen = _spec_expr(spec, site)
+            if chosen is None:
+                return None
+            options.append([chosen, *dict(spec.alts).get(site, ())])
+        common = [c for c in options[0] if all(c in o for o in options[1:])]
+        if not common:
+            return None
+        prefer[site] = (common[0], tuple(common[1:]))
+    return prefer
+
+
+def _spec_expr(spec: SkillSpec, site: Site) -> Expr | None:
+    try:
+        return _expr_at([(s.tool, s.args) for s in spec.steps], spec.output, site)
+    except (KeyError, IndexError, TypeError):
+        return None  # the runs' arguments do not have the same shape there
+
+
 def spec_from_runs(runs: list[Trajectory], *, name: str, template: TaskTemplate) -> SkillSpec | Rejected:
     """The spec of a skill learned from several runs (in order), as its file is rendered."""
-    spec: SkillSpec | None = None
+    specs = []
     for traj in runs:
         one = lift(traj, name=name, template=template)
+        if isinstance(one, Rejected):
+            return one
+        specs.append(one)
+    if len(specs) > 1 and any(s.alts for s in specs):
+        prefer = settle(specs)
+        if prefer is None:
+            return Rejected("the runs disagree on where a value comes from")
+        specs = [lift(traj, name=name, template=template, prefer=prefer) for traj in runs]  # type: ignore[misc]
+    spec: SkillSpec | None = None
+    for one in specs:
         if isinstance(one, Rejected):
             return one
         if spec is None:

@@ -113,3 +113,4 @@ class SkillSpec:
     runs: tuple[str, ...] = ()  # hashes of the trajectories it was learned from
     task: str = ""  # the task of the first run
     constants: int = 0  # how many arguments stayed learned constants
+    alts: tuple[tuple[Any, tuple[Expr, ...]], ...] = ()  # (site, other sources of the same value) per ambiguous choice
