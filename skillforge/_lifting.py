@@ -175,6 +175,7 @@ class _Lifter:
         self.traj = traj
         self.prefer = prefer or {}  # settled by several runs: the source to use, and the alternatives still open
         self.alts: dict[Site, tuple[Expr, ...]] = {}  # other sources of the same value, for ambiguous choices
+        self.used: dict[str, Expr] = {}  # value → the source chosen for it: an answer quoting it uses the same
         self.spans = _TaskSpans(traj.task)
         self.params: dict[tuple[int, int], tuple[str, Any, str, str | None]] = {}  # span → (name, value, kind, how)
         self.bound = bound  # template mode: the slot values the template binds from the task
@@ -348,12 +349,19 @@ class _Lifter:
             if want == chosen or want in others:
                 chosen = want
                 others = [o for o in others if o in still_open]
+        self.used.setdefault(f"{type(value).__name__}:{value!r}", chosen)
         for ref in [chosen, *others]:
             if isinstance(ref, Ref):
                 self.referenced.add(ref.call)
         if others:
             self.alts[site] = tuple(o for o in others if o != chosen)
         return chosen
+
+    def _value_key(self, ref: Ref) -> str:
+        value = self.results[ref.call]
+        for key in ref.path:
+            value = value[key]
+        return f"{type(value).__name__}:{value!r}"
 
     def _compose(self, text: str, hint: str = "value") -> Fmt | None:
         """Split ``text`` into literal text and known values (longest, then task-first).
@@ -375,7 +383,10 @@ class _Lifter:
                 k += 1
                 self._param(word, f"{hint}_{k}")
         taken: list[tuple[int, int, Expr, str]] = []
-        for piece, expr, _prio, spec in sorted(self.scalars, key=lambda s: (-len(s[0]), s[2], s[3] == "")):
+        ranked = sorted(self.scalars, key=lambda s: (-len(s[0]), s[2], s[3] == ""))
+        for piece, expr, _prio, spec in ranked:
+            if isinstance(expr, Ref):  # the value an argument already took from somewhere: quote that source
+                expr = self.used.get(self._value_key(expr), expr)
             if len(piece) < 2 and not piece.isdigit():
                 continue
             for m in re.finditer(rf"(?<![\w.]){re.escape(piece)}(?![\w]|\.\d)", text):
