@@ -5,14 +5,15 @@ from __future__ import annotations
 import platform
 import sys
 
-from . import hit_path
+from . import hit_path, lifting_report
 
 
 def main(argv: list[str]) -> None:
     quick = "--quick" in argv
     out = sys.stdout
     out.write(f"python {platform.python_version()} on {platform.machine()}, {platform.system()}\n\n")
-    out.write(hit_path.report(hit_path.run(quick=quick)) + "\n")
+    out.write(hit_path.report(hit_path.run(quick=quick)) + "\n\n")
+    out.write(lifting_report.report(lifting_report.run(quick=quick)) + "\n")
 
 
 if __name__ == "__main__":

@@ -279,8 +279,8 @@ def render_skill(spec: SkillSpec) -> str:
         summary=_summary(spec),
         body=body,
     )
-    module = cst.parse_module(text)  # validates; code round-trips byte-identically
-    body_text = module.code
+    cst.parse_module(text)  # validates the render; libcst round-trips byte-identically, so the text is the code
+    body_text = text
     header = (
         f"{HEADER_PREFIX} {__version__} from {n_runs} recorded run{'s' if n_runs != 1 else ''}. "
         "Review it like any code; edits are honoured.\n"
