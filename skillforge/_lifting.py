@@ -333,15 +333,12 @@ class _Lifter:
         if chosen is None:
             return None
         others: list[Expr] = []
-        if isinstance(chosen, Param) and (type(value) is not str or len(value) >= 2):
-            src = self.index.get(f"{type(value).__name__}:{value!r}")
-            if src is not None:
-                others.append(Ref(*src))
         for c, p in self.sources.get(f"{type(value).__name__}:{value!r}", []):
             if len(others) >= 2:
                 break
             ref = Ref(c, p)
-            if ref != chosen and ref not in others and not _under_list(p):
+            # a result that echoes what its call was given says nothing about where the agent took the value
+            if ref != chosen and ref not in others and not _under_list(p) and not self._echo(c, value):
                 others.append(ref)
         settled = self.prefer.get(site)
         if settled is not None:
@@ -356,6 +353,19 @@ class _Lifter:
         if others:
             self.alts[site] = tuple(o for o in others if o != chosen)
         return chosen
+
+    def _echo(self, call: int, value: Any) -> bool:
+        """Whether ``value`` is among the arguments of ``call`` (any depth)."""
+        stack: list[Any] = [self.traj.calls[call].args]
+        while stack:
+            v = stack.pop()
+            if type(v) is dict:
+                stack.extend(v.values())
+            elif type(v) is list:
+                stack.extend(v)
+            elif type(v) is type(value) and v == value:
+                return True
+        return False
 
     def _value_key(self, ref: Ref) -> str:
         value = self.results[ref.call]
