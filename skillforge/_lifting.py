@@ -134,6 +134,13 @@ class _TaskSpans:
                 out += [(m.start(), m.end(), "date", "date") for m in re.finditer(pattern, task)]
             else:
                 out += [(m.start(), m.end(), kind, None) for m in re.finditer(pattern, task)]
+            if " " in value.strip():  # the same words, spaced differently in the task
+                words = value.split()
+                spaced = r"\s+".join(re.escape(w) for w in words)
+                loose = rf"(?<![\w.]){spaced}(?![\w]|\.\d)"
+                for m in re.finditer(loose, task):
+                    if m.group() != value and " ".join(m.group().split()) == value:
+                        out.append((m.start(), m.end(), kind, "squash"))
             for m in re.finditer(pattern, task, re.IGNORECASE):
                 raw = m.group()
                 if raw != value and raw.lower() == value:

@@ -148,6 +148,8 @@ def transform(raw: str, how: str | None) -> Any:
         return raw.lower()
     if how == "upper":
         return raw.upper()
+    if how == "squash":
+        return " ".join(raw.split())
     if how == "number":
         return parse_number(raw)
     if how.startswith("date"):
@@ -161,6 +163,7 @@ class Slot:
     """A template slot: the parameter it binds, its kind, its Python type, and how its text is normalised.
 
     ``transform`` is None (the text as written), ``"lower"`` / ``"upper"`` (case),
+    ``"squash"`` (runs of whitespace as one space),
     ``"number"`` (``$1,200.50`` → 1200.5) or ``"date"`` / ``"date:YEAR"`` (to ISO,
     with a year learned from the run when the task gives none).
     """
