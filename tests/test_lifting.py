@@ -167,3 +167,22 @@ def test_runs_that_cannot_be_skills_are_rejected_with_the_reason(change: dict, r
 def test_lifting_is_deterministic() -> None:
     t = traj("Refund order 1042", [Call(tool="get_order", args={"order_id": "1042"}, result={"a": [1, 2], "b": "x"})], output="1042 x")
     assert lift(t) == lift(Trajectory.from_json(t.canonical_json()))
+
+
+def test_a_task_that_fits_two_templates_goes_to_the_most_specific() -> None:
+    from types import SimpleNamespace
+
+    from skillforge._index import HotIndex
+
+    general = SimpleNamespace(name="a_general", template=TaskTemplate("Refund {what}", [Slot("what", "text", "str")]))
+    specific = SimpleNamespace(
+        name="b_specific", template=TaskTemplate("Refund order #{order_id}", [Slot("order_id", "digits", "str")])
+    )
+    hot = HotIndex()
+    hot.add(general)
+    hot.add(specific)
+    assert general.template.bind("Refund order #12") is not None  # both fit...
+    (match,) = hot.find_among(["a_general", "b_specific"], "Refund order #12")
+    assert match.skill.name == "b_specific" and match.params == {"order_id": "12"}  # ...the specific one wins
+    (match,) = hot.find_among(["a_general", "b_specific"], "Refund the shoes")
+    assert match.skill.name == "a_general"
