@@ -143,6 +143,9 @@ class _Renderer:
                 return f"require({a} == {b}, {why!r})"
             case "check":
                 return f"require(check({var}, {_sorted_keys(g.value)!r}{step_args}), 'its pre-check matches the learned run')"
+            case "postcheck":
+                learned = _sorted_keys(g.value)
+                return f"require(check({var}, {learned!r}, after=True{step_args}), 'its post-check matches the learned run')"
         raise TypeError(f"unknown guard {g!r}")
 
     def call(self, i: int) -> list[str]:
@@ -166,6 +169,8 @@ class _Renderer:
             for k, code, const in args:
                 lines.append(f"    {k}={code},{'  # learned constant' if const else ''}")
             lines.append(")")
+        call_args = "".join(f", {k}={code}" for k, code, _ in args)
+        lines.extend(self.guard(callee, g, call_args) for g in step.post)
         if step.var:
             lines.extend(self.guard(step.var, g, "") for g in step.guards)
         else:
@@ -201,10 +206,10 @@ def _fstring_text(text: str) -> str:
 def _imports(spec: SkillSpec) -> list[str]:
     helpers = set()
     for step in spec.steps:
-        for g in (*step.pre, *step.guards):
+        for g in (*step.pre, *step.post, *step.guards):
             helpers.add("require")
-            if g.kind in ("has", "check"):
-                helpers.add(g.kind)
+            if g.kind in ("has", "check", "postcheck"):
+                helpers.add("check" if g.kind == "postcheck" else g.kind)
     exprs = [e for step in spec.steps for _k, e in step.args] + [spec.output]
     if any(isinstance(e, Select) for top in exprs for e in walk_exprs(top)):
         helpers.add("pick")
@@ -231,6 +236,7 @@ def _meta(spec: SkillSpec) -> list[tuple[str, str]]:
             "fingerprint": ref.fingerprint,
             "params": list(ref.params),
             **({"check": True} if ref.check else {}),
+            **({"post_check": True} if ref.post_check else {}),
         }
         for name, ref in sorted(spec.tools.items())
     }

@@ -60,9 +60,16 @@ class _Replayer:
         def recorded_capture(**_args: Any) -> Any:
             return self.calls[self.pos].pre if self.pos < len(self.calls) else None
 
-        # a pre-check replays what was captured: the skill's learned value must equal it
+        def recorded_post(**_args: Any) -> Any:
+            return self.calls[self.pos - 1].post if self.pos else None
+
+        def same(now: Any, then: Any) -> bool:
+            return canonical_json(now) == canonical_json(then)
+
+        # a check replays what was captured: the skill's learned value must equal it
         call.__skillforge_tool__ = SimpleNamespace(  # type: ignore[attr-defined]
-            guard=SimpleNamespace(capture=recorded_capture, compare=lambda now, then: canonical_json(now) == canonical_json(then))
+            guard=SimpleNamespace(capture=recorded_capture, compare=same),
+            post_guard=SimpleNamespace(capture=recorded_post, compare=same),
         )
         return call
 

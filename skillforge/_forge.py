@@ -54,6 +54,7 @@ class _Attempt:
     reason: str
     wrote: bool
     captures: dict[int, Any]
+    post_captures: dict[int, Any]
 
 
 @dataclass(slots=True)
@@ -120,6 +121,9 @@ class Forge:
         learn: write skills from successful agent runs.
         max_skill_calls: tool calls one skill run may make before it is stopped.
         max_skill_seconds: time one skill run may take (checked every 8 tool calls).
+        importable_skills: require tools that skill files can import (not ``__main__`` or
+            local functions); only a forge whose skills never leave the process (the
+            muscle-mem layer) turns this off.
 
     Example:
         >>> forge = Forge(skills_dir="skills", state_dir=".skillforge")
@@ -141,9 +145,11 @@ class Forge:
         learn: bool = True,
         max_skill_calls: int = 256,
         max_skill_seconds: float = 30.0,
+        importable_skills: bool = True,
     ) -> None:
         if max_skill_calls < 1 or max_skill_seconds <= 0:
             raise ValueError("max_skill_calls and max_skill_seconds must be positive")
+        self.importable_skills = importable_skills
         self.max_skill_calls = max_skill_calls
         self.max_skill_seconds = max_skill_seconds
         self.library = Library(skills_dir)
@@ -274,6 +280,9 @@ class Forge:
                     f"delete {skill.path} to re-learn it, or edit the calls and the fingerprint in its SKILL",
                     True,
                 )
+            if ref.post_check != (tool.post_guard is not None):
+                state = "declares" if tool.post_guard is not None else "no longer declares"
+                return f"tool {name!r} {state} a post-check now; delete {skill.path} to re-learn it", True
             if ref.check != (tool.guard is not None):
                 state = "declares" if tool.guard is not None else "no longer declares"
                 return f"tool {name!r} {state} a pre-check (guard=Check) now; delete {skill.path} to re-learn it", True
@@ -349,7 +358,8 @@ class Forge:
         logger.info("skill %s stopped (%s); handing over", last.skill, last.reason)
         family = matches[0].skill.template
         return self._agent_run(
-            task, start, prior=last.calls, skill=last.skill, handover=last.reason, family=family, captures=last.captures
+            task, start, prior=last.calls, skill=last.skill, handover=last.reason, family=family,
+            captures=last.captures, post_captures=last.post_captures,
         )
 
     def _run_skill(self, match: Match) -> tuple[Any, list[Any], _Attempt | None]:
@@ -361,7 +371,7 @@ class Forge:
                 func = self._function(skill)
             except SandboxError as e:
                 logger.warning("skill %s does not load in the sandbox (%s); it is skipped", skill.path, e)
-                return None, [], _Attempt(skill.name, [], f"skill {skill.name} failed to load: {e}", False, {})
+                return None, [], _Attempt(skill.name, [], f"skill {skill.name} failed to load: {e}", False, {}, {})
         kwargs = match.params
         if skill.instances:
             kwargs = dict(kwargs)
@@ -369,7 +379,7 @@ class Forge:
                 inst = self.instances.get(owner)
                 if inst is None:
                     why = f"no {owner} instance was provided (forge.provide)"
-                    return None, [], _Attempt(skill.name, [], why, False, {})
+                    return None, [], _Attempt(skill.name, [], why, False, {}, {})
                 kwargs[param] = inst
         run = Run(
             snapshot=False, instances=self.instances, tools=self.registry.tools,
@@ -387,7 +397,7 @@ class Forge:
         finally:
             deactivate(token)
         wrote = any(e is None and not self._is_read(t) for t, _a, _r, e in run.calls)
-        return None, run.calls, _Attempt(skill.name, run.calls, reason, wrote, run.captures)
+        return None, run.calls, _Attempt(skill.name, run.calls, reason, wrote, run.captures, run.post_captures)
 
     def _agent_run(
         self,
@@ -399,6 +409,7 @@ class Forge:
         handover: str | None,
         family: TaskTemplate | None,
         captures: dict[int, Any] | None = None,
+        post_captures: dict[int, Any] | None = None,
     ) -> Result:
         agent = self.agent
         if agent is None and handover is not None:
@@ -430,6 +441,8 @@ class Forge:
             run.calls.append((t, run._snap(a, t, "arguments"), run._snap(r, t, "result"), e))
             if captures and i in captures:
                 run.captures[i] = run._snap(captures[i], t, "pre-check capture")
+            if post_captures and i in post_captures:
+                run.post_captures[i] = run._snap(post_captures[i], t, "post-check capture")
         token = activate(run)
         error = None
         output = None
@@ -472,7 +485,7 @@ class Forge:
             result.not_learned = str(run.unlearnable)
             return
         try:
-            traj = self.trajectory(task, run.calls, output, run.captures)  # a resumed run includes the skill's calls
+            traj = self.trajectory(task, run.calls, output, run.captures, run.post_captures)  # includes a skill's calls
         except UserError as e:
             result.not_learned = str(e)
             return
@@ -490,6 +503,7 @@ class Forge:
         calls: list[tuple[str, dict[str, Any], Any, str | None]],
         output: Any,
         captures: dict[int, Any] | None = None,
+        post_captures: dict[int, Any] | None = None,
     ) -> Trajectory:
         """Build the trajectory of a recorded run (tools referenced by the registry)."""
         from ._trajectory import json_snapshot
@@ -499,7 +513,10 @@ class Forge:
         tools = {name: self.registry.tools[name].ref() for name in used if name in self.registry.tools}
         return Trajectory(
             task=task,
-            calls=[Call(tool=t, args=a, result=r, error=e, pre=(captures or {}).get(i)) for i, (t, a, r, e) in enumerate(calls)],
+            calls=[
+                Call(tool=t, args=a, result=r, error=e, pre=(captures or {}).get(i), post=(post_captures or {}).get(i))
+                for i, (t, a, r, e) in enumerate(calls)
+            ],
             outcome=Outcome(ok=True, output=out),
             tools=tools,
         )
@@ -514,7 +531,7 @@ class Forge:
         becomes a new *variant* with its own guards; a run an existing skill already
         reproduces is not written again.
         """
-        spec = lift(traj, template=family)
+        spec = lift(traj, template=family, importable=self.importable_skills)
         if isinstance(spec, Rejected):
             return spec
         hot = self._index()
@@ -534,7 +551,9 @@ class Forge:
                 name = f"{spec.name}_{i}"
                 i += 1
             if name != spec.name:
-                spec = lift(traj, name=name, template=TaskTemplate(spec.template, list(spec.slots)))
+                spec = lift(
+                    traj, name=name, template=TaskTemplate(spec.template, list(spec.slots)), importable=self.importable_skills
+                )
                 if isinstance(spec, Rejected):  # pragma: no cover - lifting is deterministic
                     return spec
             source = render_skill(spec)
@@ -555,7 +574,9 @@ class Forge:
         except SkillFileError as e:
             logger.info("cannot merge into %s: %s", existing.name, e)
             return None
-        merged = spec_from_runs([*runs, traj], name=existing.name, template=existing.template)
+        merged = spec_from_runs(
+            [*runs, traj], name=existing.name, template=existing.template, importable=self.importable_skills
+        )
         if isinstance(merged, Rejected):
             return None
         source = render_skill(merged)

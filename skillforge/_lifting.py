@@ -444,7 +444,7 @@ def _result_var(tool: str) -> str:
     return f"{tool}_result"
 
 
-def _check_run(traj: Trajectory) -> Rejected | None:
+def _check_run(traj: Trajectory, importable: bool = True) -> Rejected | None:
     if not traj.outcome.ok:
         return Rejected(f"the run did not succeed: {traj.outcome.error}")
     failed = [c for c in traj.calls if c.error is not None]
@@ -454,6 +454,8 @@ def _check_run(traj: Trajectory) -> Rejected | None:
     if missing:
         return Rejected(f"the run has no tool reference for {missing}")
     for tool_name, ref in sorted(traj.tools.items()):
+        if not importable:
+            continue  # skills kept in memory (the muscle-mem layer) never import their tools
         if ref.module in ("", "__main__"):
             return Rejected(
                 f"tool {tool_name!r} is defined in {ref.module or 'an unknown module'!r}, which a skill file "
@@ -479,9 +481,9 @@ def _under_list(path: tuple[str | int, ...]) -> bool:
     return any(type(k) is int for k in path)
 
 
-def discover_template(traj: Trajectory) -> TaskTemplate | Rejected:
+def discover_template(traj: Trajectory, *, importable: bool = True) -> TaskTemplate | Rejected:
     """The task template of a run: the task with every span an argument or the answer uses as a slot."""
-    problem = _check_run(traj)
+    problem = _check_run(traj, importable)
     if problem is not None:
         return problem
     lifter = _Lifter(traj)
@@ -511,6 +513,7 @@ def lift(
     name: str | None = None,
     template: TaskTemplate | None = None,
     prefer: dict[Site, tuple[Expr, tuple[Expr, ...]]] | None = None,
+    importable: bool = True,
 ) -> SkillSpec | Rejected:
     """Lift a successful run into a SkillSpec, or say why it cannot be one.
 
@@ -535,11 +538,11 @@ def lift(
         >>> spec.template, spec.steps[1].args
         ('Refund order #{order_id}', (('payment_id', Ref(call=0, path=('pay',))),))
     """
-    problem = _check_run(traj)
+    problem = _check_run(traj, importable)
     if problem is not None:
         return problem
     if template is None:
-        found = discover_template(traj)
+        found = discover_template(traj, importable=importable)
         if isinstance(found, Rejected):
             return found
         template = found
@@ -576,6 +579,7 @@ def lift(
             var=var_of.get(i),
             guards=tuple(guards[i]),
             pre=(Guard("check", (), traj.calls[i].pre),) if traj.tools[t].check else (),
+            post=(Guard("postcheck", (), traj.calls[i].post),) if traj.tools[t].post_check else (),
         )
         for i, (t, a) in enumerate(raw_steps)
     )
@@ -628,7 +632,7 @@ def merge(a: SkillSpec, b: SkillSpec) -> SkillSpec | None:
         return None
     steps = []
     for sa, sb in zip(a.steps, b.steps, strict=True):
-        if (sa.tool, sa.args, sa.var, sa.pre) != (sb.tool, sb.args, sb.var, sb.pre):
+        if (sa.tool, sa.args, sa.var, sa.pre, sa.post) != (sb.tool, sb.args, sb.var, sb.pre, sb.post):
             return None
         if [(g.kind, g.path) for g in sa.guards] != [(g.kind, g.path) for g in sb.guards]:
             return None
@@ -643,7 +647,7 @@ def merge(a: SkillSpec, b: SkillSpec) -> SkillSpec | None:
                 return None
             else:
                 guards.append(ga)
-        steps.append(Step(tool=sa.tool, args=sa.args, var=sa.var, guards=tuple(guards), pre=sa.pre))
+        steps.append(Step(tool=sa.tool, args=sa.args, var=sa.var, guards=tuple(guards), pre=sa.pre, post=sa.post))
     runs = a.runs + tuple(r for r in b.runs if r not in a.runs)
     return SkillSpec(
         name=a.name, template=a.template, slots=a.slots, examples=a.examples, steps=tuple(steps), output=a.output,
@@ -687,11 +691,13 @@ def _spec_expr(spec: SkillSpec, site: Site) -> Expr | None:
         return None  # the runs' arguments do not have the same shape there
 
 
-def spec_from_runs(runs: list[Trajectory], *, name: str, template: TaskTemplate) -> SkillSpec | Rejected:
+def spec_from_runs(
+    runs: list[Trajectory], *, name: str, template: TaskTemplate, importable: bool = True
+) -> SkillSpec | Rejected:
     """The spec of a skill learned from several runs (in order), as its file is rendered."""
     specs = []
     for traj in runs:
-        one = lift(traj, name=name, template=template)
+        one = lift(traj, name=name, template=template, importable=importable)
         if isinstance(one, Rejected):
             return one
         specs.append(one)
@@ -699,7 +705,7 @@ def spec_from_runs(runs: list[Trajectory], *, name: str, template: TaskTemplate)
         prefer = settle(specs)
         if prefer is None:
             return Rejected("the runs disagree on where a value comes from")
-        specs = [lift(traj, name=name, template=template, prefer=prefer) for traj in runs]  # type: ignore[misc]
+        specs = [lift(traj, name=name, template=template, prefer=prefer, importable=importable) for traj in runs]  # type: ignore[misc]
     spec: SkillSpec | None = None
     for one in specs:
         if isinstance(one, Rejected):

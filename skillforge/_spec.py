@@ -96,6 +96,7 @@ class Step:
     var: str | None = None  # the name its result is bound to, if anything reads or guards it
     guards: tuple[Guard, ...] = ()
     pre: tuple[Guard, ...] = ()
+    post: tuple[Guard, ...] = ()
 
 
 @dataclass(frozen=True)

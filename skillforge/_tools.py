@@ -59,6 +59,7 @@ class Tool:
     qualname: str
     wrapper: Callable[..., Any] | None = None
     guard: Check | None = None
+    post_guard: Check | None = None  # checked after the call (muscle-mem's post_check)
 
     @property
     def is_method(self) -> bool:
@@ -78,6 +79,7 @@ class Tool:
             fingerprint=self.schema.fingerprint,
             params=self.schema.param_names,
             check=self.guard is not None,
+            post_check=self.post_guard is not None,
         )
 
     def openai_spec(self) -> dict[str, Any]:
@@ -112,6 +114,7 @@ class Run:
         "budget",
         "deadline",
         "captures",
+        "post_captures",
     )
 
     def __init__(
@@ -125,6 +128,7 @@ class Run:
     ) -> None:
         self.calls: list[tuple[str, dict[str, Any], Any, str | None]] = []
         self.captures: dict[int, Any] = {}  # call index → what the tool's pre-check captured (agent runs)
+        self.post_captures: dict[int, Any] = {}  # call index → what its post-check captured after the call
         self.budget = budget if budget is not None else 1 << 62  # tool calls a skill may make
         self.deadline = time.monotonic() + seconds if seconds is not None else None
         self.snapshot = snapshot
@@ -175,6 +179,9 @@ class Run:
             self.calls.append((tool.name, named, None, f"{type(e).__name__}: {e}"))
             raise
         self.calls.append((tool.name, named, self._snap(result, tool.name, "result") if self.snapshot else result, None))
+        if self.snapshot and tool.post_guard is not None:
+            captured = tool.post_guard.capture(**named)
+            self.post_captures[len(self.calls) - 1] = self._snap(captured, tool.name, "post-check capture")
         return result
 
     def _snap(self, value: Any, tool: str, where: str) -> Any:
@@ -209,6 +216,7 @@ class ToolRegistry:
         read: bool | None = None,
         name: str | None = None,
         guard: Check | None = None,
+        post_guard: Check | None = None,
     ) -> Callable[..., Any]:
         if not callable(func):
             raise ToolDefinitionError(f"@tool needs a function, got {type(func).__name__}")
@@ -219,8 +227,10 @@ class ToolRegistry:
                 read = existing_tool.read
             name = name or existing_tool.name
             guard = guard if guard is not None else existing_tool.guard
-        if guard is not None and not isinstance(guard, Check):
-            raise ToolDefinitionError(f"guard= takes skillforge.Check(capture, compare), got {type(guard).__name__}")
+            post_guard = post_guard if post_guard is not None else existing_tool.post_guard
+        for given in (guard, post_guard):
+            if given is not None and not (callable(getattr(given, "capture", None)) and callable(getattr(given, "compare", None))):
+                raise ToolDefinitionError(f"guard= takes skillforge.Check(capture, compare), got {type(given).__name__}")
         read = bool(read)
         schema = function_schema(func, name)
         tool_name = schema.name
@@ -238,6 +248,7 @@ class ToolRegistry:
             module=getattr(func, "__module__", "") or "",
             qualname=getattr(func, "__qualname__", tool_name),
             guard=guard,
+            post_guard=post_guard,
         )
         get = _current.get
         name = tool_name

@@ -76,6 +76,7 @@ class ToolRef(BaseModel):
     fingerprint: str = ""
     params: tuple[str, ...] = ()  # parameter order, so generated calls read like the signature
     check: bool = False  # the tool declares a pre-check (``@tool(guard=Check(...))``)
+    post_check: bool = False  # the tool declares a post-check (checked after the call)
 
 
 class Call(BaseModel):
@@ -88,6 +89,7 @@ class Call(BaseModel):
     result: Any = None
     error: str | None = None
     pre: Any = None  # what the tool's pre-check captured before the call, if it has one
+    post: Any = None  # what its post-check captured after the call, if it has one
 
 
 class Outcome(BaseModel):

@@ -63,16 +63,20 @@ def has(value: object, *path: object, kind: str) -> bool:
         raise ValueError(f"unknown kind {kind!r}; use one of {', '.join(_KINDS)}") from None
 
 
-def check(tool: object, learned: object, **args: object) -> bool:
-    """Run a tool's declared pre-check (``@tool(guard=Check(capture, compare))``) against the learned capture."""
+def check(tool: object, learned: object, *, after: bool = False, **args: object) -> bool:
+    """Run a tool's declared pre-check (or, ``after=True``, its post-check) against what it captured when learned."""
     spec = getattr(tool, "__skillforge_tool__", None)
-    guard = getattr(spec, "guard", None)
+    guard = getattr(spec, "post_guard" if after else "guard", None)
     if guard is None:
-        raise GuardFailed(f"{getattr(tool, '__name__', tool)!r} has no pre-check any more; re-learn the skill")
+        what = "post-check" if after else "pre-check"
+        raise GuardFailed(f"{getattr(tool, '__name__', tool)!r} has no {what} any more; re-learn the skill")
     current = guard.capture(**args)
     run = current_run()
-    if run is not None:  # kept with the call that follows, should the agent take over and learn from here
-        run.captures[len(run.calls)] = current
+    if run is not None:  # kept with its call, should the agent take over and learn from here
+        if after:
+            run.post_captures[len(run.calls) - 1] = current
+        else:
+            run.captures[len(run.calls)] = current
     return bool(guard.compare(current, learned))
 
 
