@@ -101,6 +101,14 @@ class Result:
         return [Call.model_construct(tool=t, args=a, result=r, error=e) for t, a, r, e in self._raw_calls]
 
 
+def _without_captures(spec: SkillSpec) -> Any:
+    """A spec with its check captures, runs and example values left out: what the skill does."""
+    from dataclasses import replace
+
+    steps = tuple(replace(s, pre=tuple(g.kind for g in s.pre), post=tuple(g.kind for g in s.post)) for s in spec.steps)
+    return replace(spec, steps=steps, runs=(), examples={}, task="")
+
+
 def _check_task(task: Any) -> str:
     if not isinstance(task, str):
         raise InvalidTaskError(f"solve() takes the task as a str, got {type(task).__name__}: pass the task's text")
@@ -185,19 +193,21 @@ class Forge:
         read: bool = False,
         name: str | None = None,
         guard: Check | None = None,
+        post_guard: Check | None = None,
     ) -> Any:
         """Register a tool: ``@forge.tool`` (a write) or ``@forge.tool(read=True)`` (an observation).
 
         ``guard=Check(capture, compare)`` declares the tool's own pre-check: skills
-        compare what it captures now with what it captured when they were learned.
+        compare what it captures now with what it captured when they were learned;
+        ``post_guard`` does the same right after the call.
         The decorated function is returned unchanged in behaviour: outside
         ``solve()`` it only runs.
         """
         if func is not None:
-            return self.registry.register(func, read=read, name=name, guard=guard)
+            return self.registry.register(func, read=read, name=name, guard=guard, post_guard=post_guard)
 
         def decorate(f: Callable[..., Any]) -> Callable[..., Any]:
-            return self.registry.register(f, read=read, name=name, guard=guard)
+            return self.registry.register(f, read=read, name=name, guard=guard, post_guard=post_guard)
 
         return decorate
 
@@ -544,6 +554,10 @@ class Forge:
                 merged = self._merged(existing, traj)
                 if merged is not None:
                     return self._write(merged[0], merged[1], merged[2])
+            for existing in variants:
+                refreshed = self._refreshed(existing, traj)
+                if refreshed is not None:
+                    return self._write(*refreshed)
             taken = {p.stem for p in self.library.paths()}
             name = spec.name
             i = 2
@@ -585,6 +599,30 @@ class Forge:
         if prove_all(source, merged, [*runs, traj]) is not None:
             return None
         return merged, source, [*runs, traj]
+
+    def _refreshed(self, existing: SkillFile, traj: Trajectory) -> tuple[SkillSpec, str, list[Trajectory]] | None:
+        """``existing`` learned again from ``traj`` when only its tools' check captures changed.
+
+        A pre- or post-check compares the world now with the world when the skill was
+        learned; the newest successful run is the better reference, so its capture
+        replaces the old one instead of piling up a variant per expiry.
+        """
+        if existing.edited:
+            return None
+        try:
+            runs = [self.library.load_run(h) for h in existing.runs]
+        except SkillFileError:
+            return None
+        old = spec_from_runs(runs, name=existing.name, template=existing.template, importable=self.importable_skills)
+        new = lift(traj, name=existing.name, template=existing.template, importable=self.importable_skills)
+        if isinstance(old, Rejected) or isinstance(new, Rejected) or not any(s.pre or s.post for s in new.steps):
+            return None
+        if _without_captures(old) != _without_captures(new):
+            return None
+        source = render_skill(new)
+        if self.policy_violations(source, new.name, new.instances) or prove_all(source, new, [traj]) is not None:
+            return None
+        return new, source, [traj]
 
     def _write(self, spec: SkillSpec, source: str, runs: list[Trajectory]) -> Compiled:
         path = self.library.write(spec.name, source, runs)

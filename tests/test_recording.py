@@ -234,7 +234,10 @@ def test_a_tools_own_check_is_captured_when_learned_and_compared_before_replay(t
     assert changed.source == "skill+agent" and "pre-check" in changed.handover
     assert changed.handover_at == 0  # the check stopped it before its first call; the agent did the work
     assert [c.tool for c in changed.calls] == ["read_doc", "write_doc"]
-    assert changed.learned == "stamp_document_2"  # the new circumstance is a variant, with its own capture
-    assert "check(read_doc, 2, doc_id=doc_id)" in (forge.skills_dir / "stamp_document_2.py").read_text()
+    # the newest capture replaces the old one (no variant per change of the checked world)
+    assert changed.learned == "stamp_document"
+    refreshed = (forge.skills_dir / "stamp_document.py").read_text()
+    assert "check(read_doc, 2, doc_id=doc_id)" in refreshed and "check(read_doc, 1," not in refreshed
+    assert sorted(p.name for p in forge.skills_dir.glob("*.py")) == ["stamp_document.py"]
     again = forge.solve("Stamp document D4")
-    assert again.source == "skill" and again.skill == "stamp_document_2"
+    assert again.source == "skill" and again.skill == "stamp_document"

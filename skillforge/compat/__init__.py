@@ -1,0 +1,1 @@
+"""Compatibility layers: the APIs of other behaviour caches, running on skillforge."""
