@@ -38,9 +38,13 @@ from ._template import TaskTemplate
 from ._policy import Violation, check_policy
 from ._sandbox import compile_skill, load_function
 from ._tools import Check, Run, Tool, ToolRegistry, activate, deactivate
-from ._trajectory import Call, Outcome, Trajectory
+from ._trajectory import Call, Outcome, ToolRef, Trajectory
 
-__all__ = ["Forge", "Result"]
+__all__ = ["LOCAL_TOOLS", "Forge", "Result"]
+
+# Skills that never leave the process (importable_skills=False) import their tools from this
+# virtual module, by registry name: their tools may live in __main__ or inside functions.
+LOCAL_TOOLS = "skillforge.local_tools"
 
 logger = logging.getLogger(__name__)
 
@@ -265,6 +269,8 @@ class Forge:
                     methods.setdefault(param, set()).add(tool.qualname.rsplit(".", 1)[-1])
             else:
                 tools.setdefault(tool.module, set()).add(tool.qualname)
+                if not self.importable_skills:
+                    tools.setdefault(LOCAL_TOOLS, set()).add(tool.name)
         return check_policy(source, name, tools, methods)
 
     def _unusable(self, skill: SkillFile) -> tuple[str | None, bool]:
@@ -273,7 +279,9 @@ class Forge:
             tool = self.registry.tools.get(name)
             if tool is None:
                 return f"tool {name!r} is not registered with this forge", False
-            if (tool.module, tool.qualname) != (ref.module, ref.qualname):
+            if ref.module == LOCAL_TOOLS and not self.importable_skills:
+                pass  # an in-process skill names its tools by registry name
+            elif (tool.module, tool.qualname) != (ref.module, ref.qualname):
                 return (
                     f"tool {name!r} is {tool.module}.{tool.qualname} now, the skill imports {ref.module}.{ref.qualname}; "
                     f"delete {skill.path} to re-learn it, or edit its import",
@@ -520,7 +528,7 @@ class Forge:
 
         out = json_snapshot(output, None, "the agent's final answer")
         used = sorted({c[0] for c in calls})
-        tools = {name: self.registry.tools[name].ref() for name in used if name in self.registry.tools}
+        tools = {name: self._tool_ref(self.registry.tools[name]) for name in used if name in self.registry.tools}
         return Trajectory(
             task=task,
             calls=[
@@ -635,6 +643,12 @@ class Forge:
             except Exception as e:
                 logger.warning("could not add %s to the semantic index (%s); `skillforge reindex` repairs it", skill.name, e)
         return Compiled(spec=spec, source=source)
+
+    def _tool_ref(self, tool: Tool) -> ToolRef:
+        ref = tool.ref()
+        if self.importable_skills or tool.is_method:
+            return ref
+        return ref.model_copy(update={"module": LOCAL_TOOLS, "qualname": tool.name})
 
     def tool_named(self, name: str) -> Tool:
         return self.registry.tools[name]

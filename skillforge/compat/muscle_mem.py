@@ -38,7 +38,9 @@ from __future__ import annotations
 
 import inspect
 import itertools
+import shutil
 import tempfile
+import weakref
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -81,11 +83,13 @@ class Engine:
     """
 
     def __init__(self, skills_dir: str | Path | None = None) -> None:
-        self._tmp = tempfile.TemporaryDirectory(prefix="skillforge-muscle-mem-") if skills_dir is None else None
-        base = Path(self._tmp.name) if self._tmp is not None else Path(skills_dir)  # type: ignore[arg-type]
+        temporary = skills_dir is None
+        base = Path(tempfile.mkdtemp(prefix="skillforge-muscle-mem-")) if temporary else Path(skills_dir)  # type: ignore[arg-type]
+        if temporary:  # in memory, like muscle-mem's store: gone with the engine
+            weakref.finalize(self, shutil.rmtree, base, True)
         self.forge = Forge(
-            skills_dir=base / "skills" if self._tmp is not None else base,
-            state_dir=base / ".state" if self._tmp is not None else base / ".skillforge",
+            skills_dir=base / "skills" if temporary else base,
+            state_dir=base / ".state" if temporary else base / ".skillforge",
             importable_skills=False,
         )
         self.agent: Callable[..., Any] | None = None
