@@ -10,7 +10,7 @@ import skillforge
 from skillforge import Forge, ToolDefinitionError
 from skillforge._schema import function_schema
 from skillforge.demo import desk
-from tests.toolsets.inventory import Inventory, forge_for_methods
+from tests.toolsets.inventory import Inventory
 
 
 def test_decorated_tools_stay_plain_functions_outside_solve(desk_db: Path) -> None:
