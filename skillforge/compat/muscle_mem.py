@@ -93,6 +93,7 @@ class Engine:
             importable_skills=False,
         )
         self.agent: Callable[..., Any] | None = None
+        self._resumes = False
         self.finalized = False
         self.last_result: Result | None = None
         self._has_methods = False
@@ -108,6 +109,7 @@ class Engine:
         if not callable(agent):
             raise EngineError(f"set_agent takes a callable, got {type(agent).__name__}")
         self.agent = agent
+        self._resumes = accepts_transcript(agent)
         return self
 
     def set_context(self, method_instance: Any) -> Engine:
@@ -191,7 +193,7 @@ class Engine:
         if not self.finalized:
             self.finalize()
         user_agent = self.agent
-        if accepts_transcript(user_agent):
+        if self._resumes:
 
             def agent(task: str, transcript: Any = None) -> Any:
                 if transcript:
