@@ -1,5 +1,7 @@
 """Run every benchmark: ``python -m bench [--quick] [--no-muscle-mem]``.
 
+Each benchmark runs in a process of its own, so that one's garbage does not slow
+the next; inside each, the variants it compares are measured side by side.
 The muscle-mem comparison installs muscle-mem 0.1.0 from PyPI into its own
 environment under ``bench/.venvs`` on first use.
 """
@@ -7,20 +9,22 @@ environment under ``bench/.venvs`` on first use.
 from __future__ import annotations
 
 import platform
+import subprocess
 import sys
 
-from . import hit_path, lifting_report, muscle_mem_compare
 
-
-def main(argv: list[str]) -> None:
-    quick = "--quick" in argv
-    out = sys.stdout
-    out.write(f"python {platform.python_version()} on {platform.machine()}, {platform.system()}\n\n")
-    out.write(hit_path.report(hit_path.run(quick=quick)) + "\n\n")
-    out.write(lifting_report.report(lifting_report.run(quick=quick)) + "\n\n")
-    if "--no-muscle-mem" not in argv:
-        out.write(muscle_mem_compare.report(muscle_mem_compare.run(quick=quick)) + "\n")
+def main(argv: list[str]) -> int:
+    flags = [a for a in argv if a == "--quick"]
+    names = ["hit_path", "lifting_report"] + ([] if "--no-muscle-mem" in argv else ["muscle_mem_compare"])
+    sys.stdout.write(f"python {platform.python_version()} on {platform.machine()}, {platform.system()}\n")
+    for name in names:
+        sys.stdout.write("\n")
+        sys.stdout.flush()
+        done = subprocess.run([sys.executable, "-m", f"bench.{name}", *flags])
+        if done.returncode != 0:
+            return done.returncode
+    return 0
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    raise SystemExit(main(sys.argv[1:]))

@@ -216,3 +216,9 @@ def report(rows: list[dict[str, Any]]) -> str:
             lines.append(f"{'':26}not compiled ({n}): {reason}")
     lines.append("goal: a 20-step run compiles and is admitted in 30 ms or less (median), libcst included")
     return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    import sys as _sys
+
+    _sys.stdout.write(report(run(quick="--quick" in _sys.argv)) + "\n")

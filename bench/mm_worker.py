@@ -90,7 +90,7 @@ def main() -> None:
                 engine("go")
             if not engine("go"):
                 raise RuntimeError(f"{KIND}: no replay after {n} runs")
-            out[f"after_{n}"] = per_call_us(lambda: engine("go"), rounds=max(5, rounds // 4), per_batch=5)
+            out[f"after_{n}"] = per_call_us(lambda: engine("go"), rounds=max(5, rounds // 2), per_batch=10)
     sys.stdout.write(json.dumps(out) + "\n")
 
 

@@ -68,3 +68,9 @@ def report(result: dict[str, Any]) -> str:
         f"   (hit/direct: muscle-mem {mm['plain'] / mm['direct']:.0f}x, skillforge {sf['plain'] / sf['direct']:.0f}x)"
     )
     return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    import sys as _sys
+
+    _sys.stdout.write(report(run(quick="--quick" in _sys.argv)) + "\n")
