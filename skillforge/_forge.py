@@ -173,6 +173,8 @@ class Forge:
         self.semantic = SemanticIndex(self.state_dir / "chroma", url=chroma_url)
         self._hot: HotIndex | None = None
         self._problems: list[SkillFileError] = []
+        self._seen: dict[Path, tuple[int, int]] = {}
+        self._dir_mtime: int | None = None
         self._synced = False
         for t in tools:
             self.registry.register(t)
@@ -227,29 +229,74 @@ class Forge:
         return self._hot  # type: ignore[return-value]
 
     def reload(self) -> None:
-        """Read ``skills/`` again (after another process or a person changed it)."""
-        hot = HotIndex()
-        skills, problems = self.library.scan()
-        for p in problems:
-            logger.warning("skipping skill file %s: %s (it will not be run)", p.path, p.reason)
-        for skill in skills:
-            why, changed = self._unusable(skill)
-            if why and changed:  # a tool the skill calls changed under it: say so loudly
-                logger.warning("skill %s is not run: %s", skill.name, why)
-                problems.append(SkillFileError(str(skill.path), why))
-                continue
-            if why:  # a skill of another app's tools: not ours to run
-                logger.info("skill %s is not usable here: %s", skill.name, why)
-                continue
-            violations = self.policy_violations(skill.source, skill.name, skill.instances)
-            if violations:
-                problem = PolicyError(str(skill.path), [(v.line, v.rule, v.detail) for v in violations])
-                logger.warning("skipping skill file %s: %s", skill.path, problem.reason)
-                problems.append(problem)
-                continue
-            hot.add(skill)
-        self._problems = problems
+        """Read ``skills/`` again, all of it (after a person edited files in place)."""
+        self._hot = HotIndex()
+        self._problems = []
+        self._seen = {}
+        self._dir_mtime = None
+        self._sync_disk()
+
+    def _sync_disk(self) -> None:
+        """Take in what other processes (or people) wrote to ``skills/`` since the last look.
+
+        Cheap when nothing changed: one ``stat`` of the directory. Skillforge writes by
+        rename, which always changes the directory, so its own writes are never missed.
+        """
+        hot = self._hot if self._hot is not None else HotIndex()
         self._hot = hot
+        try:
+            mtime = self.library.dir.stat().st_mtime_ns
+        except FileNotFoundError:
+            return
+        if mtime == self._dir_mtime:
+            return
+        self._dir_mtime = mtime
+        current: dict[Path, tuple[int, int]] = {}
+        for path in self.library.paths():
+            try:
+                st = path.stat()
+            except FileNotFoundError:
+                continue
+            current[path] = (st.st_mtime_ns, st.st_size)
+        for path in set(self._seen) - set(current):
+            hot.remove(path.stem)
+            self._problems = [p for p in self._problems if p.path != str(path)]
+        for path, sig in sorted(current.items()):
+            if self._seen.get(path) == sig:
+                continue
+            hot.remove(path.stem)
+            self._problems = [p for p in self._problems if p.path != str(path)]
+            try:
+                skill = read_skill_file(path)
+            except SkillFileError as e:
+                logger.warning("skipping skill file %s: %s (it will not be run)", e.path, e.reason)
+                self._problems.append(e)
+                continue
+            self._consider(skill)
+        self._seen = current
+
+    def _consider(self, skill: SkillFile) -> None:
+        """Index ``skill`` if it can run here, else record why not."""
+        why, changed = self._unusable(skill)
+        if why and changed:  # a tool the skill calls changed under it: say so loudly
+            logger.warning("skill %s is not run: %s", skill.name, why)
+            self._problems.append(SkillFileError(str(skill.path), why))
+            return
+        if why:  # a skill of another app's tools: not ours to run
+            logger.info("skill %s is not usable here: %s", skill.name, why)
+            return
+        violations = self.policy_violations(skill.source, skill.name, skill.instances)
+        if violations:
+            problem = PolicyError(str(skill.path), [(v.line, v.rule, v.detail) for v in violations])
+            logger.warning("skipping skill file %s: %s", skill.path, problem.reason)
+            self._problems.append(problem)
+            return
+        self._hot.add(skill)  # type: ignore[union-attr]
+        if self._synced:
+            try:
+                self.semantic.upsert(skill)
+            except Exception as e:
+                logger.warning("could not add %s to the semantic index (%s); `skillforge reindex` repairs it", skill.name, e)
 
     @property
     def problems(self) -> list[SkillFileError]:
@@ -363,6 +410,9 @@ class Forge:
         start = time.perf_counter()
         _check_task(task)
         matches = self.find_all(task)
+        if not matches:
+            self._sync_disk()  # before paying for the agent: has another process learned it meanwhile?
+            matches = self.find_all(task)
         if not matches:
             return self._agent_run(task, start, prior=None, skill=None, handover=None, family=None)
         attempt = None
@@ -554,6 +604,7 @@ class Forge:
             return spec
         hot = self._index()
         with self.library.lock():
+            self._sync_disk()  # another process may have learned this very skill a moment ago
             variants = sorted(hot.by_template.get(spec.template, []), key=lambda s: s.name)
             for existing in variants:
                 if isinstance(admit_file(existing, traj), Compiled):
@@ -633,9 +684,11 @@ class Forge:
         return new, source, [traj]
 
     def _write(self, spec: SkillSpec, source: str, runs: list[Trajectory]) -> Compiled:
-        path = self.library.write(spec.name, source, runs)
+        path = self.library.write(spec.name, source, runs, package=self.importable_skills)
         skill = read_skill_file(path)
         self._index().add(skill)
+        st = path.stat()
+        self._seen[path] = (st.st_mtime_ns, st.st_size)
         logger.info("learned skill %s from %r (%d run%s)", skill.name, runs[-1].task, len(runs), "s" * (len(runs) != 1))
         if self._synced:
             try:

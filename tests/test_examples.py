@@ -29,3 +29,27 @@ def test_committed_skill_imports_from_the_skills_package_as_a_plain_function(tmp
     answer, status = out.stdout.splitlines()
     assert answer.startswith("Refunded $") and answer.endswith("for order 1002.")
     assert status == "refunded"
+
+
+def test_the_skills_package_exports_each_skill_by_name(tmp_path: Path) -> None:
+    script = (
+        "from skillforge.demo import desk\n"
+        f"desk.open_desk({str(tmp_path / 'desk.sqlite3')!r})\n"
+        "import skills\n"
+        "from skills import where_order\n"
+        "print(where_order(order_id='1002'))\n"
+        "print(sorted(skills.__all__) == skills.__all__, 'where_order' in skills.__all__)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, check=True)
+    assert out.stdout.splitlines() == ["Order 1002 is processing.", "True True"]
+
+
+def test_the_committed_package_init_is_what_skillforge_generates(tmp_path: Path) -> None:
+    import shutil
+
+    from skillforge._library import Library
+
+    copy = tmp_path / "skills"
+    shutil.copytree(REPO / "skills", copy)
+    Library(copy).write_package_init()
+    assert (copy / "__init__.py").read_text() == (REPO / "skills" / "__init__.py").read_text(), "run `make skills`"

@@ -30,6 +30,7 @@ def regenerate(target: Path) -> list[str]:
             shutil.copyfile(f, target / f.name)
         for f in (src / "runs").glob("*.json"):
             shutil.copyfile(f, target / "runs" / f.name)
+        shutil.copyfile(src / "__init__.py", target / "__init__.py")
     return learned
 
 
