@@ -57,7 +57,7 @@ def test_a_learned_skill_is_written_once_and_reused(desk_db: Path, make_forge) -
     forge = make_forge()
     forge.solve("Refund order #1001")
     files = sorted(p.name for p in forge.skills_dir.glob("*.py"))
-    assert files == ["refund_order.py"]
+    assert files == ["__init__.py", "refund_order.py"]  # the skill, and the package that exports it
     assert len(list((forge.skills_dir / "runs").glob("*.json"))) == 1
     for order in ("1003", "1004", "1005"):  # delivered, like 1001
         assert forge.solve(f"Refund order #{order}").source == "skill"
