@@ -36,6 +36,7 @@ from ._lifting import lift, spec_from_runs
 from ._spec import SkillSpec
 from ._template import TaskTemplate
 from ._policy import Violation, check_policy
+from ._runlog import RunLog, Stats
 from ._sandbox import compile_skill, load_function
 from ._tools import Check, Run, Tool, ToolRegistry, activate, deactivate
 from ._trajectory import Call, Outcome, ToolRef, Trajectory
@@ -133,6 +134,7 @@ class Forge:
         learn: write skills from successful agent runs.
         max_skill_calls: tool calls one skill run may make before it is stopped.
         max_skill_seconds: time one skill run may take (checked every 8 tool calls).
+        run_log: record every solve in SQLite under ``state_dir`` (``skillforge stats``).
         importable_skills: require tools that skill files can import (not ``__main__`` or
             local functions); only a forge whose skills never leave the process (the
             muscle-mem layer) turns this off.
@@ -158,6 +160,7 @@ class Forge:
         max_skill_calls: int = 256,
         max_skill_seconds: float = 30.0,
         importable_skills: bool = True,
+        run_log: bool = True,
     ) -> None:
         if max_skill_calls < 1 or max_skill_seconds <= 0:
             raise ValueError("max_skill_calls and max_skill_seconds must be positive")
@@ -171,6 +174,7 @@ class Forge:
         self.registry = ToolRegistry()
         self.instances: dict[str, Any] = {}
         self.semantic = SemanticIndex(self.state_dir / "chroma", url=chroma_url)
+        self.runlog = RunLog(self.state_dir / "runs.sqlite3") if run_log else None
         self._hot: HotIndex | None = None
         self._problems: list[SkillFileError] = []
         self._seen: dict[Path, tuple[int, int]] = {}
@@ -357,6 +361,29 @@ class Forge:
         """The usable skills, by name."""
         return sorted(self._index().by_name.values(), key=lambda s: s.name)
 
+    def remove(self, name: str) -> int:
+        """Delete skill ``name``: its file, and the run files no other skill names. Returns runs removed."""
+        with self.library.lock():
+            self._sync_disk()
+            path = self.library.path_for(name)
+            doomed = set(read_skill_file(path).runs) if path.is_file() else set()
+            path.unlink(missing_ok=True)
+            for other in self.library.paths():
+                try:
+                    doomed -= set(read_skill_file(other).runs)
+                except SkillFileError:
+                    continue
+            for run_hash in doomed:
+                self.library.run_path(run_hash).unlink(missing_ok=True)
+            if self.importable_skills:
+                self.library.write_package_init()
+            self._sync_disk()
+        try:
+            self.semantic.remove(name)
+        except Exception as e:  # derived: a later reindex repairs it
+            logger.info("could not drop %s from the semantic index (%s)", name, e)
+        return len(doomed)
+
     def reindex(self) -> int:
         """Rebuild the derived Chroma index from ``skills/``; returns entries changed."""
         self.reload()
@@ -400,6 +427,8 @@ class Forge:
     def solve(self, task: str) -> Result:
         """Serve ``task`` from a skill if one binds it, else from the agent (and learn).
 
+        Every solve is recorded in the run log (``forge.stats()``, ``skillforge stats``).
+
         Variants of a template are tried in turn while no write has happened; when a
         guard fails (or a tool raises) the agent continues from the calls made so far.
 
@@ -419,7 +448,10 @@ class Forge:
         for match in matches:
             output, calls, attempt = self._run_skill(match)
             if attempt is None:  # the skill finished: the hot path
-                return Result(task, output, "skill", match.skill.name, duration=time.perf_counter() - start, _raw_calls=calls)
+                result = Result(task, output, "skill", match.skill.name, duration=time.perf_counter() - start, _raw_calls=calls)
+                if self.runlog is not None:
+                    self.runlog.record(result)
+                return result
             if attempt.wrote:
                 break  # a write happened: only the agent may continue from here
         last: _Attempt = attempt  # type: ignore[assignment]  # matches is non-empty
@@ -481,11 +513,11 @@ class Forge:
     ) -> Result:
         agent = self.agent
         if agent is None and handover is not None:
-            return Result(
+            return self._logged(Result(
                 task=task, output=None, source="skill", skill=skill, duration=time.perf_counter() - start,
                 error=f"{handover}; no agent is configured to continue (pass agent= to Forge() or assign forge.agent)",
                 handover=handover, _raw_calls=list(prior or []),
-            )
+            ))
         if agent is None:
             raise NoAgentError(
                 f"no skill matches {task!r} and no agent is configured: pass agent= to Forge(), "
@@ -496,12 +528,12 @@ class Forge:
         wrote = any(e is None and not self._is_read(t) for t, _a, _r, e in prior)
         resumes = accepts_transcript(agent)
         if wrote and not resumes:
-            return Result(
+            return self._logged(Result(
                 task=task, output=None, source="skill", skill=skill, duration=time.perf_counter() - start,
                 error=f"the skill stopped after a write ({handover}) and the agent cannot resume from a transcript; "
                 "writes are never repeated, so the task was left for a person",
                 handover=handover, _raw_calls=prior,
-            )
+            ))
         # the transcript the agent continues from; without transcript support it starts afresh (reads only)
         carried = prior if resumes else []
         run = Run(snapshot=True, instances=self.instances, tools=self.registry.tools)
@@ -541,7 +573,18 @@ class Forge:
         else:
             self._learn_from(task, run, output, result, family)
         result.duration = time.perf_counter() - start
+        return self._logged(result)
+
+    def _logged(self, result: Result) -> Result:
+        if self.runlog is not None:
+            self.runlog.record(result)
         return result
+
+    def stats(self) -> Stats:
+        """What the run log says: hits, misses, handovers, model requests and tokens made and saved."""
+        if self.runlog is None:
+            raise UserError("this Forge keeps no run log (run_log=False)")
+        return self.runlog.stats()
 
     def _is_read(self, tool: str) -> bool:
         t = self.registry.tools.get(tool)

@@ -225,14 +225,20 @@ class SemanticIndex:
             where = self.url or str(self.path)
             raise IndexError_(f"cannot open the Chroma index at {where}: {e}") from e
 
-    def sync(self, skills: list[Any]) -> int:
-        """Make the collection match ``skills`` (by content hash); returns how many entries changed."""
+    def sync(self, skills: list[Any], *, prune: bool = True) -> int:
+        """Make the collection match ``skills`` (by content hash); returns how many entries changed.
+
+        With ``prune=False`` entries of other skills are left alone (syncing in batches).
+        """
         coll = self.collection
-        have = coll.get(include=["metadatas"])
-        current = {i: (m or {}).get("hash") for i, m in zip(have["ids"], have["metadatas"] or [])}
         wanted = {s.name: s for s in skills}
+        if prune:
+            have = coll.get(include=["metadatas"])
+        else:
+            have = coll.get(ids=sorted(wanted), include=["metadatas"]) if wanted else {"ids": [], "metadatas": []}
+        current = {i: (m or {}).get("hash") for i, m in zip(have["ids"], have["metadatas"] or [])}
         stale = sorted(n for n, s in wanted.items() if current.get(n) != s.content_hash)
-        gone = sorted(set(current) - set(wanted))
+        gone = sorted(set(current) - set(wanted)) if prune else []
         if gone:
             coll.delete(ids=gone)
         if stale:
@@ -243,6 +249,17 @@ class SemanticIndex:
                 metadatas=[{"hash": s.content_hash, "template": s.template.text} for s in batch],
             )
         return len(stale) + len(gone)
+
+    def prune(self, keep: set[str]) -> int:
+        """Delete entries for skills not in ``keep``; returns how many."""
+        coll = self.collection
+        gone = sorted(set(coll.get(include=[])["ids"]) - keep)
+        if gone:
+            coll.delete(ids=gone)
+        return len(gone)
+
+    def remove(self, name: str) -> None:
+        self.collection.delete(ids=[name])
 
     def upsert(self, skill: Any) -> None:
         self.collection.upsert(

@@ -70,12 +70,97 @@ def solve(task: str, app: str | None) -> None:
 @cli.command("skills")
 @app_option
 def list_skills(app: str | None) -> None:
-    """List the usable skills and their templates."""
+    """List the usable skills: hits so far, and their templates."""
     forge = _load_forge(app)
+    hits = {s.name: s.hits for s in forge.stats().skills} if forge.runlog is not None else {}
+    click.echo(f"{'skill':32} {'hits':>6}  template")
     for s in forge.skills():
-        click.echo(f"{s.name:32} {s.template.text}{'  (edited)' if s.edited else ''}")
+        click.echo(f"{s.name:32} {hits.get(s.name, 0):>6}  {s.template.text}{'  (edited)' if s.edited else ''}")
     for p in forge.problems:
         click.echo(f"! {p.path}: {p.reason}", err=True)
+
+
+@cli.command()
+@app_option
+def stats(app: str | None) -> None:
+    """Hits, misses, handovers, model requests and tokens saved: overall and per skill."""
+    forge = _load_forge(app)
+    st = forge.stats()
+    o = st.overall
+    click.echo(
+        f"solves: {o.solves}  hits: {o.hits}  agent: {o.agent}  handovers: {o.handovers}  failed: {o.failed}"
+    )
+    click.echo(
+        f"model requests: {o.llm_calls} made, ~{o.requests_saved:.0f} saved; "
+        f"tokens: {o.tokens} used, ~{o.tokens_saved:.0f} saved"
+    )
+    if not st.skills:
+        return
+    click.echo(f"\n{'skill':32} {'hits':>6} {'agent':>6} {'handover':>9} {'req saved':>10} {'hit p50':>9}")
+    for s in st.skills:
+        p50 = f"{s.median_hit_ms:.2f}ms" if s.median_hit_ms is not None else "-"
+        click.echo(f"{s.name:32} {s.hits:>6} {s.agent:>6} {s.handovers:>9} {s.requests_saved:>10.0f} {p50:>9}")
+
+
+@cli.command()
+@app_option
+def check(app: str | None) -> None:
+    """Check every skill file: it parses, passes the sandbox policy, and reproduces its recorded runs.
+
+    Exits non-zero if any file fails: run it in CI on pull requests that touch skills/.
+    """
+    from ._compile import admit_file
+    from ._library import read_skill_file
+
+    forge = _load_forge(app)
+    bad = 0
+    paths = forge.library.paths()
+    for path in paths:
+        try:
+            skill = read_skill_file(path)
+        except SkillforgeError as e:
+            click.echo(f"FAIL {path.name}: {e}")
+            bad += 1
+            continue
+        why, _changed = forge._unusable(skill)
+        violations = forge.policy_violations(skill.source, skill.name, skill.instances)
+        problems = [why] if why else []
+        problems += [f"policy: {v}" for v in violations]
+        if not problems:
+            if not skill.runs:
+                problems.append("it names no recorded run to prove it against")
+            for run_hash in skill.runs:
+                try:
+                    verdict = admit_file(skill, forge.library.load_run(run_hash))
+                except SkillforgeError as e:
+                    problems.append(str(e))
+                    continue
+                if not hasattr(verdict, "source"):
+                    problems.append(f"run {run_hash[:12]}: {verdict.reason}")
+        if problems:
+            bad += 1
+            click.echo(f"FAIL {path.name}: " + "; ".join(problems))
+        else:
+            click.echo(f"ok   {path.name} ({len(skill.runs)} run{'s' * (len(skill.runs) != 1)}{', edited' if skill.edited else ''})")
+    click.echo(f"{len(paths) - bad} of {len(paths)} skill files pass")
+    if bad:
+        raise SystemExit(1)
+
+
+@cli.command()
+@click.argument("name")
+@app_option
+@click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
+def rm(name: str, app: str | None, yes: bool) -> None:
+    """Delete skill NAME (its file, and its runs no other skill uses)."""
+    forge = _load_forge(app)
+    path = forge.library.path_for(name)
+    if not path.is_file():
+        raise click.ClickException(f"no skill {name!r} in {forge.skills_dir}")
+    if not yes:
+        click.confirm(f"delete {path}?", abort=True)
+    removed = forge.remove(name)
+    click.echo(f"removed {name} ({removed} run file{'s' * (removed != 1)} no other skill used)")
 
 
 @cli.command()
@@ -95,8 +180,16 @@ def show(name: str, app: str | None) -> None:
 def reindex(app: str | None) -> None:
     """Rebuild the derived Chroma index from skills/."""
     forge = _load_forge(app)
-    changed = forge.reindex()
-    click.echo(f"reindexed {len(forge.skills())} skills ({changed} entries changed)")
+    forge.reload()
+    skills = forge.skills()
+    changed = 0
+    with click.progressbar(length=len(skills), label="reindexing", file=sys.stderr) as bar:
+        for start in range(0, len(skills), 500):
+            batch = skills[start : start + 500]
+            changed += forge.semantic.sync(batch, prune=False)
+            bar.update(len(batch))
+    changed += forge.semantic.prune({s.name for s in skills})
+    click.echo(f"reindexed {len(skills)} skills ({changed} entries changed)")
 
 
 @cli.command()

@@ -38,6 +38,7 @@ def test_solve_skills_show_and_reindex_against_an_app(tmp_path: Path, monkeypatc
         f"forge = Forge(skills_dir={str(tmp_path / 'skills')!r}, state_dir={str(tmp_path / 'state')!r}, tools=desk.TOOLS)\n"
     )
     monkeypatch.chdir(tmp_path)
+    monkeypatch.delitem(sys.modules, "myapp", raising=False)
     runner = CliRunner()
     listing = runner.invoke(cli, ["skills", "--app", "myapp:forge"])
     assert listing.exit_code == 0 and "refund_order" in listing.output and "Refund order #{order_id}" in listing.output

@@ -1,0 +1,186 @@
+"""The run log: every ``solve()`` recorded in SQLite under the state directory.
+
+Recording is a list append on the hot path; rows are written in batches (every
+256 solves or 2 seconds, and when the process exits or stats are read), in one
+transaction, so a skill hit does not pay for a disk write. Several processes
+may share one log (WAL mode, a busy timeout).
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import logging
+import sqlite3
+import threading
+import time
+import weakref
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+__all__ = ["RunLog", "SkillStats", "Stats"]
+
+logger = logging.getLogger(__name__)
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS solves (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    at REAL NOT NULL,
+    task TEXT NOT NULL,
+    source TEXT NOT NULL,
+    skill TEXT,
+    learned TEXT,
+    ok INTEGER NOT NULL,
+    error TEXT,
+    handover TEXT,
+    calls TEXT NOT NULL,
+    llm_calls INTEGER NOT NULL,
+    prompt_tokens INTEGER NOT NULL,
+    completion_tokens INTEGER NOT NULL,
+    duration REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS solves_skill ON solves(skill);
+"""
+
+
+@dataclass(frozen=True)
+class SkillStats:
+    """How one skill (or, with name None, everything) has served."""
+
+    name: str | None
+    solves: int
+    hits: int
+    agent: int
+    handovers: int
+    failed: int
+    llm_calls: int
+    tokens: int
+    requests_saved: float
+    tokens_saved: float
+    median_hit_ms: float | None
+
+
+@dataclass(frozen=True)
+class Stats:
+    overall: SkillStats
+    skills: list[SkillStats]
+
+
+class RunLog:
+    """Append-only log of solves; ``stats()`` summarises it."""
+
+    def __init__(self, path: Path, *, batch: int = 256, seconds: float = 2.0) -> None:
+        self.path = path
+        self.batch = batch
+        self.seconds = seconds
+        self._pending: list[tuple[float, Any]] = []
+        self._last_flush = time.monotonic()
+        self._lock = threading.Lock()
+        self._conn: sqlite3.Connection | None = None
+        atexit.register(_flush_at_exit, weakref.ref(self))
+
+    def _connect(self) -> sqlite3.Connection:
+        if self._conn is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(str(self.path), timeout=10.0, check_same_thread=False)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.executescript(_SCHEMA)
+            self._conn = conn
+        return self._conn
+
+    def record(self, result: Any) -> None:
+        """Queue one solve's result; written with the next batch."""
+        self._pending.append((time.time(), result))
+        if len(self._pending) >= self.batch or time.monotonic() - self._last_flush > self.seconds:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write every queued solve now, in one transaction."""
+        with self._lock:
+            pending, self._pending = self._pending, []
+            self._last_flush = time.monotonic()
+            if not pending:
+                return
+            rows = [
+                (
+                    at, r.task, r.source, r.skill, r.learned, int(r.ok), r.error, r.handover,
+                    json.dumps([[t, a, res, e] for t, a, res, e in r._raw_calls], default=repr),
+                    r.llm_calls, r.prompt_tokens, r.completion_tokens, r.duration,
+                )
+                for at, r in pending
+            ]
+            try:
+                conn = self._connect()
+                with conn:
+                    conn.executemany(
+                        "INSERT INTO solves (at, task, source, skill, learned, ok, error, handover, calls, llm_calls,"
+                        " prompt_tokens, completion_tokens, duration) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                        rows,
+                    )
+            except sqlite3.Error as e:  # the log is a record, not the product: never fail a solve over it
+                logger.warning("could not write %d solves to the run log %s: %s", len(rows), self.path, e)
+
+    def close(self) -> None:
+        self.flush()
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    def stats(self) -> Stats:
+        """Hits, misses, handovers, model requests and tokens (made and saved), overall and per skill.
+
+        Requests saved by a hit are estimated as the mean requests of the agent runs
+        of the same skill's shape (the runs that taught or widened it), or of all agent
+        runs when the skill has none in the log.
+        """
+        self.flush()
+        conn = self._connect()
+        rows = conn.execute(
+            "SELECT source, skill, learned, ok, llm_calls, prompt_tokens + completion_tokens, duration FROM solves"
+        ).fetchall()
+        agent_rows = [r for r in rows if r[0] != "skill"]
+        mean_req = sum(r[4] for r in agent_rows) / len(agent_rows) if agent_rows else 0.0
+        mean_tok = sum(r[5] for r in agent_rows) / len(agent_rows) if agent_rows else 0.0
+        taught: dict[str, list[tuple[int, int]]] = {}
+        for r in agent_rows:
+            if r[2]:
+                taught.setdefault(r[2], []).append((r[4], r[5]))
+        names = sorted({r[1] for r in rows if r[1]} | set(taught))
+        per = []
+        for name in names:
+            mine = [r for r in rows if r[1] == name or (r[1] is None and r[2] == name)]
+            runs = taught.get(name)
+            req = sum(x for x, _ in runs) / len(runs) if runs else mean_req
+            tok = sum(y for _, y in runs) / len(runs) if runs else mean_tok
+            per.append(_summarise(name, mine, req, tok))
+        saved_req = sum(s.requests_saved for s in per)
+        saved_tok = sum(s.tokens_saved for s in per)
+        overall = _summarise(None, rows, 0.0, 0.0)
+        overall = SkillStats(**{**overall.__dict__, "requests_saved": saved_req, "tokens_saved": saved_tok})
+        return Stats(overall=overall, skills=per)
+
+
+def _summarise(name: str | None, rows: list[tuple[Any, ...]], req: float, tok: float) -> SkillStats:
+    hits = [r for r in rows if r[0] == "skill" and r[3]]
+    hit_ms = sorted(r[6] * 1000 for r in hits)
+    return SkillStats(
+        name=name,
+        solves=len(rows),
+        hits=len(hits),
+        agent=sum(1 for r in rows if r[0] == "agent"),
+        handovers=sum(1 for r in rows if r[0] == "skill+agent"),
+        failed=sum(1 for r in rows if not r[3]),
+        llm_calls=sum(r[4] for r in rows),
+        tokens=sum(r[5] for r in rows),
+        requests_saved=len(hits) * req,
+        tokens_saved=len(hits) * tok,
+        median_hit_ms=hit_ms[len(hit_ms) // 2] if hit_ms else None,
+    )
+
+
+def _flush_at_exit(ref: weakref.ReferenceType[RunLog]) -> None:
+    log = ref()
+    if log is not None:
+        log.close()

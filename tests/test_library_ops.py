@@ -1,0 +1,109 @@
+"""Operating the library: the run log and stats, `skillforge check` in CI, `skillforge rm`."""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from skillforge.cli import cli
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def app(tmp_path: Path, desk_db: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A user app (module ``myapp``) whose forge holds the desk tools and a copy of the committed skills."""
+    shutil.copytree(REPO / "skills", tmp_path / "skills")
+    (tmp_path / "myapp.py").write_text(
+        "from skillforge import Forge\nfrom skillforge.demo import desk\n"
+        f"desk.open_desk({str(desk_db)!r})\n"
+        f"forge = Forge(skills_dir={str(tmp_path / 'skills')!r}, state_dir={str(tmp_path / 'state')!r}, tools=desk.TOOLS)\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "myapp", raising=False)  # each test imports its own app
+    return tmp_path
+
+
+def test_every_solve_is_logged_and_stats_count_hits_handovers_and_savings(desk_db: Path, make_forge, tmp_path: Path) -> None:
+    forge = make_forge()
+    forge.solve("Where is my order #1002?")  # agent, learned (processing)
+    forge.solve("Where is my order #1010?")  # hit
+    forge.solve("Where is my order #1015?")  # hit
+    forge.solve("Where is my order #1001?")  # delivered: the guard stops it, the agent finishes
+    log = forge.state_dir / "runs.sqlite3"
+    st = forge.stats()  # flushes the batch
+    rows = sqlite3.connect(log).execute("SELECT source, skill, llm_calls FROM solves ORDER BY id").fetchall()
+    assert [r[0] for r in rows] == ["agent", "skill", "skill", "skill+agent"]
+    assert st.overall.solves == 4 and st.overall.hits == 2 and st.overall.agent == 1 and st.overall.handovers == 1
+    assert st.overall.llm_calls == rows[0][2] + rows[3][2]
+    (where,) = [s for s in st.skills if s.name == "where_order"]
+    assert where.hits == 2 and where.requests_saved > 0 and where.median_hit_ms is not None
+    assert st.overall.requests_saved == pytest.approx(sum(s.requests_saved for s in st.skills))
+
+
+def test_hits_are_written_in_batches_not_one_by_one(desk_db: Path, make_forge) -> None:
+    forge = make_forge()
+    forge.solve("Where is my order #1002?")
+    forge.runlog.flush()
+    for order in ("1010", "1015", "1021"):
+        forge.solve(f"Where is my order #{order}?")
+    conn = sqlite3.connect(forge.state_dir / "runs.sqlite3")
+    assert conn.execute("SELECT COUNT(*) FROM solves").fetchone()[0] == 1  # the hits wait for the next batch
+    forge.runlog.flush()
+    assert conn.execute("SELECT COUNT(*) FROM solves").fetchone()[0] == 4
+
+
+def test_cli_stats_and_skills_show_hit_counts(app: Path) -> None:
+    runner = CliRunner()
+    for order in ("1010", "1015"):
+        assert "source: skill" in runner.invoke(cli, ["solve", f"Where is my order #{order}?", "--app", "myapp:forge"]).output
+    out = runner.invoke(cli, ["stats", "--app", "myapp:forge"])
+    assert out.exit_code == 0 and "solves: 2  hits: 2" in out.output
+    listing = runner.invoke(cli, ["skills", "--app", "myapp:forge"])
+    assert listing.exit_code == 0
+    row = next(line for line in listing.output.splitlines() if line.startswith("where_order "))
+    assert row.split()[1] == "2"
+
+
+def test_check_passes_on_the_committed_skills(app: Path) -> None:
+    out = CliRunner().invoke(cli, ["check", "--app", "myapp:forge"])
+    assert out.exit_code == 0, out.output
+    files = len(list((app / "skills").glob("[!_]*.py")))
+    assert f"{files} of {files} skill files pass" in out.output
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "why"),
+    [
+        ("amount=order['total'],", "amount=order['total'] * 2,", "arguments"),  # tampered: refunds double
+        ("    order = get_order(order_id=order_id)\n", "    order = get_order(order_id=order_id)\n    while True:\n        pass\n", "policy"),
+        ("SKILL = {", "SKILL = {{", "not valid Python"),
+    ],
+)
+def test_check_fails_on_a_tampered_skill(app: Path, old: str, new: str, why: str) -> None:
+    path = app / "skills" / "refund_order.py"
+    text = path.read_text()
+    assert old in text
+    path.write_text(text.replace(old, new, 1))
+    out = CliRunner().invoke(cli, ["check", "--app", "myapp:forge"])
+    assert out.exit_code == 1
+    line = next(line for line in out.output.splitlines() if "refund_order.py" in line)
+    assert line.startswith("FAIL") and why in line
+
+
+def test_rm_deletes_the_skill_its_unshared_runs_and_its_export(app: Path) -> None:
+    skills = app / "skills"
+    runs_before = {p.name for p in (skills / "runs").glob("*.json")}
+    out = CliRunner().invoke(cli, ["rm", "where_order", "--yes", "--app", "myapp:forge"])
+    assert out.exit_code == 0, out.output
+    assert not (skills / "where_order.py").exists()
+    assert "'where_order'" not in (skills / "__init__.py").read_text()
+    assert len(runs_before - {p.name for p in (skills / "runs").glob("*.json")}) >= 1
+    missing = CliRunner().invoke(cli, ["rm", "where_order", "--yes", "--app", "myapp:forge"])
+    assert missing.exit_code != 0 and "no skill 'where_order'" in missing.output
