@@ -1,8 +1,10 @@
 """The run log: every ``solve()`` recorded in SQLite under the state directory.
 
 Recording is a list append on the hot path; rows are written in batches (every
-256 solves or 2 seconds, and when the process exits or stats are read), in one
-transaction, so a skill hit does not pay for a disk write. Several processes
+1,024 solves or 5 seconds, and when the process exits or stats are read), in one
+transaction, so a skill hit does not pay for a disk write. A clean skill hit is
+logged with the number of calls it made (the calls follow from its task and its
+skill); every other solve with its full calls. Several processes
 may share one log (WAL mode, a busy timeout).
 """
 
@@ -34,13 +36,13 @@ CREATE TABLE IF NOT EXISTS solves (
     ok INTEGER NOT NULL,
     error TEXT,
     handover TEXT,
-    calls TEXT NOT NULL,
+    n_calls INTEGER NOT NULL,
+    calls TEXT,
     llm_calls INTEGER NOT NULL,
     prompt_tokens INTEGER NOT NULL,
     completion_tokens INTEGER NOT NULL,
     duration REAL NOT NULL
 );
-CREATE INDEX IF NOT EXISTS solves_skill ON solves(skill);
 """
 
 
@@ -70,7 +72,7 @@ class Stats:
 class RunLog:
     """Append-only log of solves; ``stats()`` summarises it."""
 
-    def __init__(self, path: Path, *, batch: int = 256, seconds: float = 2.0) -> None:
+    def __init__(self, path: Path, *, batch: int = 1024, seconds: float = 5.0) -> None:
         self.path = path
         self.batch = batch
         self.seconds = seconds
@@ -105,8 +107,7 @@ class RunLog:
                 return
             rows = [
                 (
-                    at, r.task, r.source, r.skill, r.learned, int(r.ok), r.error, r.handover,
-                    json.dumps([[t, a, res, e] for t, a, res, e in r._raw_calls], default=repr),
+                    at, r.task, r.source, r.skill, r.learned, int(r.ok), r.error, r.handover, len(r._raw_calls), _calls(r),
                     r.llm_calls, r.prompt_tokens, r.completion_tokens, r.duration,
                 )
                 for at, r in pending
@@ -115,8 +116,8 @@ class RunLog:
                 conn = self._connect()
                 with conn:
                     conn.executemany(
-                        "INSERT INTO solves (at, task, source, skill, learned, ok, error, handover, calls, llm_calls,"
-                        " prompt_tokens, completion_tokens, duration) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                        "INSERT INTO solves (at, task, source, skill, learned, ok, error, handover, n_calls, calls,"
+                        " llm_calls, prompt_tokens, completion_tokens, duration) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                         rows,
                     )
             except sqlite3.Error as e:  # the log is a record, not the product: never fail a solve over it
@@ -160,6 +161,14 @@ class RunLog:
         overall = _summarise(None, rows, 0.0, 0.0)
         overall = SkillStats(**{**overall.__dict__, "requests_saved": saved_req, "tokens_saved": saved_tok})
         return Stats(overall=overall, skills=per)
+
+
+def _calls(result: Any) -> str | None:
+    """The calls as JSON (names, arguments, results, errors); None for a clean skill hit, whose
+    calls follow from its task and its skill (``n_calls`` says how many it made)."""
+    if result.source == "skill" and result.error is None:
+        return None
+    return json.dumps([[t, a, res, e] for t, a, res, e in result._raw_calls], default=repr)
 
 
 def _summarise(name: str | None, rows: list[tuple[Any, ...]], req: float, tok: float) -> SkillStats:
