@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from skillforge import Forge
 from skillforge._index import HashingEmbedding, HotIndex
@@ -151,3 +152,32 @@ def test_a_tool_whose_parameters_changed_says_what_changed(tmp_path: Path, caplo
         forge.reload()
     assert "where_order" not in {s.name for s in forge.skills()}
     assert "its parameters were (order_id) and are (order_number) now" in caplog.text
+
+
+# -- the same retrieval against a real `chroma run` server on loopback -----------------------------
+
+
+def test_server_index_finds_free_text_templates_and_is_rebuilt_from_files(tmp_path: Path, chroma_server: str) -> None:
+    target = tmp_path / "skills"
+    shutil.copytree(REPO / "skills", target)
+    forge = Forge(skills_dir=target, state_dir=tmp_path / "state", tools=desk.TOOLS, chroma_url=chroma_server)
+    match = forge.find("Please ship order #1044 to 5 Harbor Road, Riverton instead.")
+    assert match is not None and match.params["address"] == "5 Harbor Road, Riverton"
+    assert not (tmp_path / "state" / "chroma").exists()  # the server holds the index, not the state dir
+    assert forge.reindex() == 0  # already in step with the files
+    (target / "where_order.py").unlink()
+    again = Forge(skills_dir=target, state_dir=tmp_path / "state", tools=desk.TOOLS, chroma_url=chroma_server)
+    assert again.reindex() == 1  # the deleted skill's entry is repaired away
+    assert "where_order" not in set(again.semantic.collection.get()["ids"])
+
+
+def test_a_bad_chroma_url_is_a_config_error_and_an_unreachable_one_costs_hits_not_correctness(tmp_path: Path) -> None:
+    from skillforge import ConfigError
+
+    with pytest.raises(ConfigError, match="SKILLFORGE_CHROMA_URL"):
+        _ = Forge(skills_dir=tmp_path / "s", state_dir=tmp_path / "t", chroma_url="not a url").semantic.collection
+    target = tmp_path / "skills"
+    shutil.copytree(REPO / "skills", target)
+    down = Forge(skills_dir=target, state_dir=tmp_path / "state", tools=desk.TOOLS, chroma_url="http://127.0.0.1:9")
+    assert down.find("Refund order #1042") is not None  # the hot path needs no index
+    assert down.find("Please ship order #1 to 1 Elm Street, Lakeside instead.") is None  # a miss, never an error
