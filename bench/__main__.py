@@ -1,4 +1,4 @@
-"""Run every benchmark: ``python -m bench [--quick] [--no-muscle-mem]``.
+"""Run every benchmark: ``python -m bench [--quick] [--no-muscle-mem] [--no-scale]``.
 
 Each benchmark runs in a process of its own, so that one's garbage does not slow
 the next; inside each, the variants it compares are measured side by side.
@@ -16,6 +16,7 @@ import sys
 def main(argv: list[str]) -> int:
     flags = [a for a in argv if a == "--quick"]
     names = ["hit_path", "lifting_report"] + ([] if "--no-muscle-mem" in argv else ["muscle_mem_compare"])
+    names += [] if "--no-scale" in argv else ["scale"]
     sys.stdout.write(f"python {platform.python_version()} on {platform.machine()}, {platform.system()}\n")
     for name in names:
         sys.stdout.write("\n")

@@ -18,9 +18,10 @@ import json
 import threading
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
-__all__ = ["ChatServer", "Script", "answer", "tool_call", "tool_calls"]
+__all__ = ["ChatServer", "ChromaServer", "Script", "answer", "tool_call", "tool_calls"]
 
 Responder = Callable[[dict[str, Any]], dict[str, Any]]
 
@@ -180,6 +181,81 @@ class ChatServer:
             self._thread = None
 
     def __enter__(self) -> ChatServer:
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+
+class ChromaServer:
+    """A real ``chroma run`` server on a free loopback port, for tests and benchmarks.
+
+    Its log goes to ``<path>/server.log``; it is stopped with SIGTERM on exit.
+
+    Example:
+        >>> with ChromaServer(Path("/tmp/chroma")) as server:  # doctest: +SKIP
+        ...     forge = Forge(chroma_url=server.url)
+    """
+
+    def __init__(self, path: Path, *, start_timeout: float = 30.0) -> None:
+        self.path = Path(path)
+        self.start_timeout = start_timeout
+        self.url = ""
+        self._proc: Any = None
+        self._log: Any = None
+
+    def start(self) -> ChromaServer:
+        import shutil
+        import socket
+        import subprocess
+        import sys
+        import time
+        import urllib.request
+
+        chroma = Path(sys.executable).parent / "chroma"
+        if not chroma.exists():
+            found = shutil.which("chroma")
+            if found is None:
+                raise RuntimeError("the chroma CLI (from the chromadb package) is not installed")
+            chroma = Path(found)
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        self.path.mkdir(parents=True, exist_ok=True)
+        self._log = open(self.path / "server.log", "w")  # noqa: SIM115 - closed in stop()
+        self._proc = subprocess.Popen(
+            [str(chroma), "run", "--path", str(self.path / "db"), "--host", "127.0.0.1", "--port", str(port)],
+            stdout=self._log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+        )
+        self.url = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + self.start_timeout
+        while True:
+            try:
+                with urllib.request.urlopen(f"{self.url}/api/v2/heartbeat", timeout=1) as r:
+                    if r.status == 200:
+                        return self
+            except OSError:
+                if self._proc.poll() is not None or time.monotonic() > deadline:
+                    self.stop()
+                    raise RuntimeError(f"chroma run did not start; see {self.path / 'server.log'}") from None
+                time.sleep(0.1)
+
+    def stop(self) -> None:
+        import subprocess
+
+        if self._proc is not None:
+            self._proc.terminate()
+            try:
+                self._proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self._proc.kill()
+                self._proc.wait()
+            self._proc = None
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+
+    def __enter__(self) -> ChromaServer:
         return self.start()
 
     def __exit__(self, *exc: Any) -> None:

@@ -82,42 +82,7 @@ def copy_db(src: Path, dst: Path) -> Path:
 @pytest.fixture(scope="session")
 def chroma_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A real ``chroma run`` server on loopback for the session; its URL."""
-    import socket
-    import subprocess
-    import sys
-    import time
-    import urllib.request
+    from skillforge.testing import ChromaServer
 
-    chroma = Path(sys.executable).parent / "chroma"
-    if not chroma.exists():
-        pytest.fail(f"the chroma CLI is not installed beside {sys.executable}")
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    data = tmp_path_factory.mktemp("chroma-server")
-    log = open(data / "server.log", "w")  # noqa: SIM115 - closed at teardown
-    proc = subprocess.Popen(
-        [str(chroma), "run", "--path", str(data / "db"), "--host", "127.0.0.1", "--port", str(port)],
-        stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-    )
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 30
-    try:
-        while True:
-            try:
-                with urllib.request.urlopen(f"{url}/api/v2/heartbeat", timeout=1) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    pytest.fail(f"chroma run did not start: {(data / 'server.log').read_text()[-2000:]}")
-                time.sleep(0.1)
-        yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        log.close()
+    with ChromaServer(tmp_path_factory.mktemp("chroma-server")) as server:
+        yield server.url
