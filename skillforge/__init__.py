@@ -101,6 +101,7 @@ def default_forge() -> Forge:
                     agent=agent,
                     chroma_url=settings.chroma_url,
                     learn=settings.learn,
+                    embedding=settings.embedding,
                 )
     return _default
 

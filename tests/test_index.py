@@ -181,3 +181,22 @@ def test_a_bad_chroma_url_is_a_config_error_and_an_unreachable_one_costs_hits_no
     down = Forge(skills_dir=target, state_dir=tmp_path / "state", tools=desk.TOOLS, chroma_url="http://127.0.0.1:9")
     assert down.find("Refund order #1042") is not None  # the hot path needs no index
     assert down.find("Please ship order #1 to 1 Elm Street, Lakeside instead.") is None  # a miss, never an error
+
+
+def test_the_offline_semantic_embedding_ranks_by_meaning(tmp_path: Path) -> None:
+    from skillforge._index import MiniLMEmbedding, SemanticIndex
+
+    emb = MiniLMEmbedding()
+    money_back, refund, address = emb(["I want my money back for this order", "Refund order #12", "Change my shipping address"])
+    assert float(np.dot(money_back, refund)) > float(np.dot(money_back, address)) + 0.2
+    forge = _forge_over_committed_skills(tmp_path)
+    index = SemanticIndex(tmp_path / "minilm", embedding="minilm")
+    index.sync(forge.skills())
+    assert index.query("send the parcel to a different street address", n=3)[0].startswith("ship_order_instead")
+
+
+def test_an_unknown_embedding_is_a_config_error(tmp_path: Path) -> None:
+    from skillforge import ConfigError
+
+    with pytest.raises(ConfigError, match="unknown embedding 'bert'"):
+        Forge(skills_dir=tmp_path / "s", state_dir=tmp_path / "t", embedding="bert")
