@@ -276,6 +276,7 @@ class SemanticIndex:
         self.url = url
         self.embedding = embedding
         self._collection: Any = None
+        self._count: int | None = None
 
     @property
     def collection(self) -> Any:
@@ -329,6 +330,8 @@ class SemanticIndex:
         gone = sorted(set(current) - set(wanted)) if prune else []
         if gone:
             coll.delete(ids=gone)
+        if gone or stale:
+            self._count = None
         if stale:
             batch = [wanted[n] for n in stale]
             coll.upsert(
@@ -344,12 +347,15 @@ class SemanticIndex:
         gone = sorted(set(coll.get(include=[])["ids"]) - keep)
         if gone:
             coll.delete(ids=gone)
+            self._count = None
         return len(gone)
 
     def remove(self, name: str) -> None:
         self.collection.delete(ids=[name])
+        self._count = None
 
     def upsert(self, skill: Any) -> None:
+        self._count = None
         self.collection.upsert(
             ids=[skill.name],
             documents=[skill_document(skill)],
@@ -358,8 +364,15 @@ class SemanticIndex:
 
     def query(self, task: str, n: int = 8) -> list[str]:
         coll = self.collection
-        count = coll.count()
-        if count == 0:
+        if self._count is None:  # counting is a scan in Chroma (ms at 100k): done once, then tracked
+            self._count = coll.count()
+        if self._count == 0:
             return []
-        res = coll.query(query_texts=[task], n_results=min(n, count), include=[])
+        try:
+            res = coll.query(query_texts=[task], n_results=min(n, self._count), include=[])
+        except Exception:  # another process shrank the collection under us: count again, once
+            self._count = coll.count()
+            if self._count == 0:
+                return []
+            res = coll.query(query_texts=[task], n_results=min(n, self._count), include=[])
         return list(res["ids"][0])
