@@ -107,3 +107,28 @@ def test_rm_deletes_the_skill_its_unshared_runs_and_its_export(app: Path) -> Non
     assert len(runs_before - {p.name for p in (skills / "runs").glob("*.json")}) >= 1
     missing = CliRunner().invoke(cli, ["rm", "where_order", "--yes", "--app", "myapp:forge"])
     assert missing.exit_code != 0 and "no skill 'where_order'" in missing.output
+
+
+def test_a_hand_edit_renaming_a_parameter_is_honoured(desk_db: Path, make_forge, tmp_path: Path) -> None:
+    forge = make_forge()
+    forge.solve("Where is my order #1002?")
+    path = forge.skills_dir / "where_order.py"
+    edited = path.read_text()
+    for old, new in [
+        ("def where_order(order_id: str)", "def where_order(order_number: str)"),
+        ("get_order(order_id=order_id)", "get_order(order_id=order_number)"),
+        ("{order_id}", "{order_number}"),  # the template, and the answer's f-string
+        ("'name': 'order_id'", "'name': 'order_number'"),
+    ]:
+        assert old in edited
+        edited = edited.replace(old, new)
+    edited = edited.replace("Replay of the learned run", "Tell the customer where the order is")
+    path.write_text(edited)
+    fresh = make_forge(skills_dir=forge.skills_dir, agent=None)
+    (skill,) = [s for s in fresh.skills() if s.name == "where_order"]
+    assert skill.edited and skill.template.text == "Where is my order #{order_number}?"
+    result = fresh.solve("Where is my order #1010?")
+    assert result.source == "skill" and result.output == "Order 1010 is processing."
+    assert [c.args for c in result.calls] == [{"order_id": "1010"}]  # the tool's own parameter is unchanged
+    # the edit is what gets indexed, and a learn never writes over it
+    assert fresh.reindex() >= 1
