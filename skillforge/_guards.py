@@ -46,22 +46,8 @@ def value_kind(v: Any) -> str:
 
 
 def refs_in(expr: Expr) -> Iterator[Ref]:
-    """Every reference inside an expression."""
-    if isinstance(expr, Ref):
-        yield expr
-    elif isinstance(expr, Select):
-        yield expr.seq
-        yield from refs_in(expr.key)
-    elif isinstance(expr, ListOf):
-        for item in expr.items:
-            yield from refs_in(item)
-    elif isinstance(expr, DictOf):
-        for _k, item in expr.items:
-            yield from refs_in(item)
-    elif isinstance(expr, Fmt):
-        for part in expr.parts:
-            if not isinstance(part, str):
-                yield from refs_in(part[0])
+    """Every reference inside an expression (a selection's list included)."""
+    return (e for e in walk_exprs(expr) if isinstance(e, Ref))
 
 
 def walk_exprs(expr: Expr) -> Iterator[Expr]:
