@@ -68,10 +68,10 @@ def main() -> None:
             engine("go")
             if not engine("go"):
                 raise RuntimeError(f"{KIND}: the second call did not replay")
-            out["checks" if checks else "plain"] = per_call_us(lambda: engine("go"), rounds=rounds, per_batch=per_batch)
+            out["checks" if checks else "plain"] = per_call_us(lambda e=engine: e("go"), rounds=rounds, per_batch=per_batch)
             if KIND == "skillforge" and not checks:  # the same skill through forge.solve(), without the adapter
                 forge = engine.forge
-                out["solve"] = per_call_us(lambda: forge.solve("go"), rounds=rounds, per_batch=per_batch)
+                out["solve"] = per_call_us(lambda f=forge: f.solve("go"), rounds=rounds, per_batch=per_batch)
 
         def plain_tool(x: str) -> str:
             return x
@@ -90,7 +90,7 @@ def main() -> None:
                 engine("go")
             if not engine("go"):
                 raise RuntimeError(f"{KIND}: no replay after {n} runs")
-            out[f"after_{n}"] = per_call_us(lambda: engine("go"), rounds=max(5, rounds // 2), per_batch=10)
+            out[f"after_{n}"] = per_call_us(lambda e=engine: e("go"), rounds=max(5, rounds // 2), per_batch=10)
     sys.stdout.write(json.dumps(out) + "\n")
 
 

@@ -747,6 +747,3 @@ class Forge:
         if self.importable_skills or tool.is_method:
             return ref
         return ref.model_copy(update={"module": LOCAL_TOOLS, "qualname": tool.name})
-
-    def tool_named(self, name: str) -> Tool:
-        return self.registry.tools[name]
