@@ -132,3 +132,12 @@ def test_a_hand_edit_renaming_a_parameter_is_honoured(desk_db: Path, make_forge,
     assert [c.args for c in result.calls] == [{"order_id": "1010"}]  # the tool's own parameter is unchanged
     # the edit is what gets indexed, and a learn never writes over it
     assert fresh.reindex() >= 1
+
+
+def test_a_forge_without_a_run_log_says_so_when_asked_for_stats(tmp_path: Path) -> None:
+    from skillforge import Forge, UserError
+
+    forge = Forge(skills_dir=tmp_path / "s", state_dir=tmp_path / "t", run_log=False)
+    with pytest.raises(UserError, match="run_log=False"):
+        forge.stats()
+    assert not (tmp_path / "t" / "runs.sqlite3").exists()

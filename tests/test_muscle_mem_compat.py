@@ -177,7 +177,8 @@ def test_difference_the_task_text_counts() -> None:
     assert added[-2:] == [10, 20]
 
 
-def test_difference_no_tool_call_is_repeated_after_a_partial_replay() -> None:
+def _two_steps(resumes: bool):
+    """An engine whose second tool has a pre-check on a gate; the run is learned and replayed once."""
     engine = Engine()
     calls: list[str] = []
     gate = {"open": True}
@@ -190,14 +191,24 @@ def test_difference_no_tool_call_is_repeated_after_a_partial_replay() -> None:
     def step_two(name: str) -> None:
         calls.append(f"two {name}")
 
-    def agent(task: str) -> None:
+    def plain_agent(task: str) -> None:
         step_one(task)
         step_two(task)
 
-    engine.set_agent(agent).finalize()
+    def resuming_agent(task: str, transcript=None) -> None:
+        if not transcript:
+            step_one(task)
+        step_two(task)
+
+    engine.set_agent(resuming_agent if resumes else plain_agent).finalize()
     assert engine("job") is False and engine("job") is True
     calls.clear()
     gate["open"] = False
+    return engine, calls
+
+
+def test_difference_no_tool_call_is_repeated_after_a_partial_replay() -> None:
+    engine, calls = _two_steps(resumes=False)
     assert engine("job") is False
     # muscle-mem would have replayed step_one, then restarted the agent: step_one twice
     assert calls == ["one job"]
@@ -205,27 +216,7 @@ def test_difference_no_tool_call_is_repeated_after_a_partial_replay() -> None:
 
 
 def test_difference_an_agent_that_takes_a_transcript_continues_from_it() -> None:
-    engine = Engine()
-    calls: list[str] = []
-    gate = {"open": True}
-
-    @engine.function()
-    def step_one(name: str) -> None:
-        calls.append(f"one {name}")
-
-    @engine.function(pre_check=Check(lambda name: gate["open"], lambda now, then: now == then))
-    def step_two(name: str) -> None:
-        calls.append(f"two {name}")
-
-    def agent(task: str, transcript=None) -> None:
-        if not transcript:
-            step_one(task)
-        step_two(task)
-
-    engine.set_agent(agent).finalize()
-    assert engine("job") is False and engine("job") is True
-    calls.clear()
-    gate["open"] = False
+    engine, calls = _two_steps(resumes=True)
     assert engine("job") is False
     assert calls == ["one job", "two job"]  # the skill made step one, the agent step two: nothing twice
 

@@ -180,3 +180,32 @@ def test_has_refuses_an_unknown_kind() -> None:
 
     with pytest.raises(ValueError, match="unknown kind 'text'"):
         has({"a": 1}, "a", kind="text")
+
+
+def test_time_budget_stops_a_slow_loop(tmp_path: Path, desk_db: Path) -> None:
+    import time as _time
+
+    target = tmp_path / "skills"
+    target.mkdir()
+    source = (REPO / "skills" / "where_order.py").read_text()
+    loop = (
+        "    for a in order['items']:\n"
+        "        for b in order['items']:\n"
+        "            for c in order['items']:\n"
+        "                get_order(order_id=order_id)\n"
+    )
+    (target / "where_order.py").write_text(source.replace(BODY_ANCHOR, BODY_ANCHOR + loop))
+    made = {"n": 0}
+
+    def get_order(order_id: str) -> dict:
+        made["n"] += 1
+        _time.sleep(0.01)
+        return desk.get_order.__skillforge_tool__.func(order_id)
+
+    get_order.__module__ = "skillforge.demo.desk"  # the same tool, slower: the skill imports it by this name
+    get_order.__qualname__ = "get_order"
+    forge = Forge(skills_dir=target, state_dir=tmp_path / "state", agent=lambda task: "agent", max_skill_seconds=0.03)
+    forge.tool(read=True)(get_order)
+    result = forge.solve("Where is my order #1003?")  # 2 items: 1 + 2*2*2 = 9 calls of 10 ms wanted
+    assert result.source == "skill+agent" and "ran out of its time budget" in result.handover
+    assert made["n"] == 7  # checked every 8 calls: the 8th was never made
