@@ -23,21 +23,28 @@ def _load_forge(app: str | None) -> Any:
 
     if not app:
         return skillforge.default_forge()
-    module_name, _, attr = app.partition(":")
-    if not module_name or not attr:
-        raise click.BadParameter("use MODULE:ATTRIBUTE, e.g. myapp.tools:forge", param_hint="--app")
-    sys.path.insert(0, str(Path.cwd()))
+    module_name, colon, attr = app.partition(":")
+    if not module_name or (colon and not attr):
+        raise click.BadParameter("use MODULE:ATTRIBUTE (e.g. myapp.tools:forge) or MODULE", param_hint="--app")
+    if str(Path.cwd()) not in sys.path:
+        sys.path.insert(0, str(Path.cwd()))
     try:
         module = importlib.import_module(module_name)
     except ImportError as e:
         raise click.BadParameter(f"cannot import {module_name!r}: {e}", param_hint="--app") from e
+    if not attr:  # a module whose tools use @skillforge.tool: they are on the default forge now
+        return skillforge.default_forge()
     forge = getattr(module, attr, None)
     if not isinstance(forge, skillforge.Forge):
         raise click.BadParameter(f"{app} is not a skillforge.Forge", param_hint="--app")
     return forge
 
 
-app_option = click.option("--app", metavar="MODULE:FORGE", help="The Forge with your tools (default: the default Forge).")
+app_option = click.option(
+    "--app",
+    metavar="MODULE[:FORGE]",
+    help="The Forge with your tools, or a module whose @skillforge.tool functions it imports (default Forge).",
+)
 
 
 @click.group()

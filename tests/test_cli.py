@@ -50,8 +50,10 @@ def test_solve_skills_show_and_reindex_against_an_app(tmp_path: Path, monkeypatc
     assert solved.exit_code == 0 and "source: skill" in solved.output and "model requests: 0" in solved.output
     reindexed = runner.invoke(cli, ["reindex", "--app", "myapp:forge"])
     assert reindexed.exit_code == 0 and f"reindexed {len(list((tmp_path / 'skills').glob('[!_]*.py')))} skills" in reindexed.output
-    bad = runner.invoke(cli, ["skills", "--app", "nocolon"])
+    bad = runner.invoke(cli, ["skills", "--app", "myapp:"])
     assert bad.exit_code == 2 and "MODULE:ATTRIBUTE" in bad.output
+    missing = runner.invoke(cli, ["skills", "--app", "no_such_module_here"])
+    assert missing.exit_code == 2 and "cannot import 'no_such_module_here'" in missing.output
 
 
 def test_console_script_reports_skillforge_errors_in_one_line(tmp_path: Path) -> None:

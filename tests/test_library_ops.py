@@ -141,3 +141,16 @@ def test_a_forge_without_a_run_log_says_so_when_asked_for_stats(tmp_path: Path) 
     with pytest.raises(UserError, match="run_log=False"):
         forge.stats()
     assert not (tmp_path / "t" / "runs.sqlite3").exists()
+
+
+def test_check_with_a_tools_module_uses_the_default_forge(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`skillforge check --app skillforge.demo.desk` checks this repository's own skills/ (as its CI can)."""
+    import subprocess
+
+    env = {**__import__("os").environ, "SKILLFORGE_SKILLS_DIR": str(REPO / "skills"), "SKILLFORGE_STATE_DIR": str(tmp_path)}
+    out = subprocess.run(
+        [sys.executable, "-m", "skillforge.cli", "check", "--app", "skillforge.demo.desk"],
+        cwd=REPO, env=env, capture_output=True, text=True,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "skill files pass" in out.stdout and "FAIL" not in out.stdout
