@@ -185,7 +185,7 @@ class TaskTemplate:
         True
     """
 
-    __slots__ = ("text", "slots", "regex", "key", "specificity", "_convert")
+    __slots__ = ("text", "slots", "regex", "key", "specificity", "_convert", "max_chars")
 
     def __init__(self, text: str, slots: list[Slot] | tuple[Slot, ...]) -> None:
         self.text = text
@@ -234,12 +234,19 @@ class TaskTemplate:
         typed = sum(1 for s in self.slots if s.kind in _HOT_KINDS)
         # more literal words first, then more typed (narrower) slots, then fewer slots
         self.specificity = (literal_words, typed, -len(self.slots))
+        # free-text slots make matching cost grow with the task's length to the power of their
+        # number; past these lengths a task does not bind (the agent takes it), so a long ticket
+        # can never stall the hot path
+        free = sum(1 for s in self.slots if s.kind == "text")
+        self.max_chars = 100_000 if free == 0 else 2_000 if free == 1 else 300
         self._convert = tuple(
             (s.name, s.transform, s.type) for s in self.slots if s.transform is not None or s.type in ("int", "float")
         )
 
     def bind(self, task: str) -> dict[str, Any] | None:
         """The slot values for ``task``, or None if it does not fit this template."""
+        if len(task) > self.max_chars:
+            return None
         m = self.regex.fullmatch(task.strip())
         if m is None:
             return None

@@ -186,3 +186,17 @@ def test_a_task_that_fits_two_templates_goes_to_the_most_specific() -> None:
     assert match.skill.name == "b_specific" and match.params == {"order_id": "12"}  # ...the specific one wins
     (match,) = hot.find_among(["a_general", "b_specific"], "Refund the shoes")
     assert match.skill.name == "a_general"
+
+
+def test_long_tasks_cannot_stall_binding_on_free_text_slots() -> None:
+    import time
+
+    slots = [Slot("a", "text", "str"), Slot("b", "text", "str"), Slot("c", "text", "str")]
+    t = TaskTemplate("Please {a} {b} ship it to {c} instead", slots)
+    assert t.bind("Please the red box ship it to 9 Elm St instead") is not None
+    task = "Please " + "x " * 4000  # no match: unbounded, this took seconds
+    t0 = time.perf_counter()
+    assert t.bind(task) is None
+    assert time.perf_counter() - t0 < 0.05
+    one = TaskTemplate("Ship it to {c} instead", [Slot("c", "text", "str")])
+    assert one.bind("Ship it to " + "9 Elm St " * 100 + "instead") is not None  # one free slot: long is fine
