@@ -9,6 +9,7 @@ written to ``skills/``.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import time
@@ -31,7 +32,7 @@ from ._exceptions import (
     UserError,
 )
 from ._index import HotIndex, Match, SemanticIndex
-from ._library import Library, SkillFile, read_skill_file
+from ._library import Library, MetaCache, SkillFile, read_skill_file
 from ._lifting import lift, spec_from_runs
 from ._spec import SkillSpec
 from ._template import TaskTemplate
@@ -177,6 +178,7 @@ class Forge:
         self.instances: dict[str, Any] = {}
         self.semantic = SemanticIndex(self.state_dir / "chroma", url=chroma_url, embedding=embedding)
         self.runlog = RunLog(self.state_dir / "runs.sqlite3") if run_log else None
+        self.cache = MetaCache(self.state_dir / "library.sqlite3")
         self._hot: HotIndex | None = None
         self._problems: list[SkillFileError] = []
         self._seen: dict[Path, tuple[int, int]] = {}
@@ -273,13 +275,14 @@ class Forge:
             hot.remove(path.stem)
             self._problems = [p for p in self._problems if p.path != str(path)]
             try:
-                skill = read_skill_file(path)
+                skill = read_skill_file(path, self.cache)
             except SkillFileError as e:
                 logger.warning("skipping skill file %s: %s (it will not be run)", e.path, e.reason)
                 self._problems.append(e)
                 continue
             self._consider(skill)
         self._seen = current
+        self.cache.save()
 
     def _consider(self, skill: SkillFile) -> None:
         """Index ``skill`` if it can run here, else record why not."""
@@ -291,7 +294,7 @@ class Forge:
         if why:  # a skill of another app's tools: not ours to run
             logger.info("skill %s is not usable here: %s", skill.name, why)
             return
-        violations = self.policy_violations(skill.source, skill.name, skill.instances)
+        violations = self._cached_policy(skill)
         if violations:
             problem = PolicyError(str(skill.path), [(v.line, v.rule, v.detail) for v in violations])
             logger.warning("skipping skill file %s: %s", skill.path, problem.reason)
@@ -309,6 +312,19 @@ class Forge:
         """Skill files that could not be read at the last (re)load."""
         self._index()
         return list(self._problems)
+
+    def _cached_policy(self, skill: SkillFile) -> list[Violation]:
+        """The policy's verdict on a file, remembered by its content and this forge's tools."""
+        tools_key = hashlib.sha256(
+            repr(sorted((t.name, t.module, t.qualname, t.is_method) for t in self.registry.tools.values())).encode()
+        ).hexdigest()[:16]
+        content_key = hashlib.sha256(skill.source.encode("utf-8")).hexdigest()
+        cached = self.cache.get_policy(content_key, tools_key)
+        if cached is not None:
+            return [Violation(line, rule, detail) for line, rule, detail in cached]
+        violations = self.policy_violations(skill.source, skill.name, skill.instances)
+        self.cache.put_policy(content_key, tools_key, [[v.line, v.rule, v.detail] for v in violations])
+        return violations
 
     def policy_violations(self, source: str, name: str, instances: tuple[tuple[str, str], ...] = ()) -> list[Violation]:
         """The sandbox policy's verdict on a skill's source, given this forge's tools."""

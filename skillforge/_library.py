@@ -9,8 +9,11 @@ a file lock; the runs a skill was learned from are kept beside it in
 from __future__ import annotations
 
 import ast
+import hashlib
+import json
 import logging
 import os
+import sqlite3
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,7 +27,7 @@ from ._exceptions import SkillFileError
 from ._template import Slot, TaskTemplate
 from ._trajectory import ToolRef, Trajectory
 
-__all__ = ["Library", "SkillFile", "read_skill_file"]
+__all__ = ["Library", "MetaCache", "SkillFile", "read_skill_file"]
 
 logger = logging.getLogger(__name__)
 
@@ -62,12 +65,8 @@ def _literal(module: cst.Module, node: cst.BaseExpression, path: Path) -> Any:
         raise SkillFileError(str(path), f"SKILL must be a literal dict ({e})") from e
 
 
-def read_skill_file(path: Path) -> SkillFile:
-    """Parse one skill file; ``SkillFileError`` says what is wrong with it."""
-    try:
-        source = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        raise SkillFileError(str(path), f"cannot read it ({e})") from e
+def _parse_meta(path: Path, source: str) -> dict[str, Any]:
+    """The ``SKILL`` literal of a skill file (libcst: the slow part of reading a skill)."""
     try:
         module = cst.parse_module(source)
     except cst.ParserSyntaxError as e:
@@ -88,6 +87,12 @@ def read_skill_file(path: Path) -> SkillFile:
                     meta = _literal(module, small.value, path)
     if not isinstance(meta, dict):
         raise SkillFileError(str(path), "no SKILL = {...} metadata dict at module level")
+    if meta.get("name") not in functions:
+        raise SkillFileError(str(path), f"SKILL names function {meta.get('name')!r}, which the file does not define")
+    return meta
+
+
+def _skill_from(path: Path, source: str, meta: dict[str, Any]) -> SkillFile:
     try:
         name = meta["name"]
         slots = [Slot(s["name"], s["kind"], s["type"], s.get("transform")) for s in meta["slots"]]
@@ -98,8 +103,6 @@ def read_skill_file(path: Path) -> SkillFile:
         task = str(meta.get("task", ""))
     except (KeyError, TypeError, ValueError) as e:
         raise SkillFileError(str(path), f"SKILL metadata is incomplete or invalid ({type(e).__name__}: {e})") from e
-    if name not in functions:
-        raise SkillFileError(str(path), f"SKILL names function {name!r}, which the file does not define")
     recorded, body = split_header(source)
     return SkillFile(
         path=path,
@@ -114,6 +117,84 @@ def read_skill_file(path: Path) -> SkillFile:
         content_hash=body_hash(body),
         meta=meta,
     )
+
+
+def read_skill_file(path: Path, cache: MetaCache | None = None) -> SkillFile:
+    """Parse one skill file; ``SkillFileError`` says what is wrong with it.
+
+    With a ``cache``, a file whose exact text was parsed before is not parsed again.
+    """
+    try:
+        source = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise SkillFileError(str(path), f"cannot read it ({e})") from e
+    if cache is None:
+        return _skill_from(path, source, _parse_meta(path, source))
+    key = hashlib.sha256(source.encode("utf-8")).hexdigest()
+    meta = cache.get(key)
+    if meta is None:
+        meta = _parse_meta(path, source)
+        cache.put(key, meta)
+    return _skill_from(path, source, meta)
+
+
+class MetaCache:
+    """Parsed ``SKILL`` metadata and policy verdicts by file content, in SQLite under the state dir.
+
+    Derived state: deleting it costs one slow re-read of ``skills/``, nothing else.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._conn: sqlite3.Connection | None = None
+        self._pending: list[tuple[str, str, str]] = []
+
+    def _db(self) -> sqlite3.Connection | None:
+        if self._conn is None:
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                conn = sqlite3.connect(str(self.path), timeout=10.0, check_same_thread=False)
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute("CREATE TABLE IF NOT EXISTS entries (key TEXT PRIMARY KEY, kind TEXT NOT NULL, value TEXT NOT NULL)")
+                self._conn = conn
+            except sqlite3.Error as e:  # a cache: without it, files are parsed every time
+                logger.info("library cache unavailable at %s: %s", self.path, e)
+                return None
+        return self._conn
+
+    def _get(self, key: str) -> Any:
+        conn = self._db()
+        if conn is None:
+            return None
+        try:
+            row = conn.execute("SELECT value FROM entries WHERE key = ?", (key,)).fetchone()
+        except sqlite3.Error:
+            return None
+        return json.loads(row[0]) if row else None
+
+    def get(self, content_key: str) -> dict[str, Any] | None:
+        return self._get(f"meta:{content_key}")
+
+    def put(self, content_key: str, meta: dict[str, Any]) -> None:
+        self._pending.append((f"meta:{content_key}", "meta", json.dumps(meta)))
+
+    def get_policy(self, content_key: str, tools_key: str) -> list[list[Any]] | None:
+        return self._get(f"policy:{tools_key}:{content_key}")
+
+    def put_policy(self, content_key: str, tools_key: str, violations: list[list[Any]]) -> None:
+        self._pending.append((f"policy:{tools_key}:{content_key}", "policy", json.dumps(violations)))
+
+    def save(self) -> None:
+        """Write what was added since the last save, in one transaction."""
+        pending, self._pending = self._pending, []
+        conn = self._db()
+        if conn is None or not pending:
+            return
+        try:
+            with conn:
+                conn.executemany("INSERT OR REPLACE INTO entries (key, kind, value) VALUES (?, ?, ?)", pending)
+        except sqlite3.Error as e:
+            logger.info("could not save the library cache: %s", e)
 
 
 def atomic_write(path: Path, text: str) -> None:

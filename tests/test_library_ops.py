@@ -154,3 +154,30 @@ def test_check_with_a_tools_module_uses_the_default_forge(tmp_path: Path, monkey
     )
     assert out.returncode == 0, out.stdout + out.stderr
     assert "skill files pass" in out.stdout and "FAIL" not in out.stdout
+
+
+def test_opening_a_library_again_uses_the_parse_cache_and_notices_changes(tmp_path: Path, monkeypatch) -> None:
+    from skillforge import Forge
+    from skillforge import _library
+    from skillforge.demo import desk
+
+    skills = tmp_path / "skills"
+    shutil.copytree(REPO / "skills", skills)
+    first = Forge(skills_dir=skills, state_dir=tmp_path / "state", tools=desk.TOOLS)
+    names = {s.name for s in first.skills()}
+
+    def no_parsing(path, source):
+        raise AssertionError(f"{path} was parsed again")
+
+    monkeypatch.setattr(_library, "_parse_meta", no_parsing)
+    again = Forge(skills_dir=skills, state_dir=tmp_path / "state", tools=desk.TOOLS)
+    assert {s.name for s in again.skills()} == names  # every file came from the cache
+
+    path = skills / "where_order.py"
+    path.write_text(path.read_text().replace("Replay of the learned run", "Edited"))
+    edited = Forge(skills_dir=skills, state_dir=tmp_path / "state", tools=desk.TOOLS)
+    with pytest.raises(AssertionError, match="where_order.py was parsed again"):
+        edited.skills()  # new content is never served from the cache
+    monkeypatch.undo()
+    shutil.rmtree(tmp_path / "state")  # derived: deleting it loses nothing
+    assert {s.name for s in Forge(skills_dir=skills, state_dir=tmp_path / "state", tools=desk.TOOLS).skills()} == names
