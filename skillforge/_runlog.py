@@ -3,8 +3,9 @@
 Recording is a list append on the hot path; rows are written in batches (every
 1,024 solves or 5 seconds, and when the process exits or stats are read), in one
 transaction, so a skill hit does not pay for a disk write. A clean skill hit is
-logged with the number of calls it made (the calls follow from its task and its
-skill); every other solve with its full calls. Several processes
+a small row in ``hits`` (task, skill, number of calls, duration: its calls follow
+from its task and its skill); every other solve a full row in ``solves``. The
+view ``log`` shows both. Several processes
 may share one log (WAL mode, a busy timeout).
 """
 
@@ -43,6 +44,18 @@ CREATE TABLE IF NOT EXISTS solves (
     completion_tokens INTEGER NOT NULL,
     duration REAL NOT NULL
 );
+CREATE TABLE IF NOT EXISTS hits (
+    at REAL NOT NULL,
+    task TEXT NOT NULL,
+    skill TEXT NOT NULL,
+    n_calls INTEGER NOT NULL,
+    duration REAL NOT NULL
+);
+CREATE VIEW IF NOT EXISTS log AS
+    SELECT at, task, source, skill, learned, ok, error, handover, n_calls, calls,
+           llm_calls, prompt_tokens, completion_tokens, duration FROM solves
+    UNION ALL
+    SELECT at, task, 'skill', skill, NULL, 1, NULL, NULL, n_calls, NULL, 0, 0, 0, duration FROM hits;
 """
 
 
@@ -77,6 +90,7 @@ class RunLog:
         self.batch = batch
         self.seconds = seconds
         self._pending: list[tuple[float, Any]] = []
+        self._hits: list[tuple[float, str, str, int, float]] = []
         self._last_flush = time.monotonic()
         self._lock = threading.Lock()
         self._conn: sqlite3.Connection | None = None
@@ -93,17 +107,21 @@ class RunLog:
         return self._conn
 
     def record(self, result: Any) -> None:
-        """Queue one solve's result; written with the next batch."""
-        self._pending.append((time.time(), result))
-        if len(self._pending) >= self.batch or time.monotonic() - self._last_flush > self.seconds:
+        """Queue one solve; written with the next batch."""
+        if result.source == "skill" and result.error is None:  # a clean hit: a small row, no result kept
+            self._hits.append((time.time(), result.task, result.skill, len(result._raw_calls), result.duration))
+        else:
+            self._pending.append((time.time(), result))
+        if len(self._hits) + len(self._pending) >= self.batch or time.monotonic() - self._last_flush > self.seconds:
             self.flush()
 
     def flush(self) -> None:
         """Write every queued solve now, in one transaction."""
         with self._lock:
             pending, self._pending = self._pending, []
+            hits, self._hits = self._hits, []
             self._last_flush = time.monotonic()
-            if not pending:
+            if not pending and not hits:
                 return
             rows = [
                 (
@@ -115,13 +133,14 @@ class RunLog:
             try:
                 conn = self._connect()
                 with conn:
+                    conn.executemany("INSERT INTO hits (at, task, skill, n_calls, duration) VALUES (?,?,?,?,?)", hits)
                     conn.executemany(
                         "INSERT INTO solves (at, task, source, skill, learned, ok, error, handover, n_calls, calls,"
                         " llm_calls, prompt_tokens, completion_tokens, duration) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                         rows,
                     )
             except sqlite3.Error as e:  # the log is a record, not the product: never fail a solve over it
-                logger.warning("could not write %d solves to the run log %s: %s", len(rows), self.path, e)
+                logger.warning("could not write %d solves to the run log %s: %s", len(rows) + len(hits), self.path, e)
 
     def close(self) -> None:
         self.flush()
@@ -139,7 +158,7 @@ class RunLog:
         self.flush()
         conn = self._connect()
         rows = conn.execute(
-            "SELECT source, skill, learned, ok, llm_calls, prompt_tokens + completion_tokens, duration FROM solves"
+            "SELECT source, skill, learned, ok, llm_calls, prompt_tokens + completion_tokens, duration FROM log"
         ).fetchall()
         agent_rows = [r for r in rows if r[0] != "skill"]
         mean_req = sum(r[4] for r in agent_rows) / len(agent_rows) if agent_rows else 0.0

@@ -38,7 +38,7 @@ def test_every_solve_is_logged_and_stats_count_hits_handovers_and_savings(desk_d
     forge.solve("Where is my order #1001?")  # delivered: the guard stops it, the agent finishes
     log = forge.state_dir / "runs.sqlite3"
     st = forge.stats()  # flushes the batch
-    rows = sqlite3.connect(log).execute("SELECT source, skill, llm_calls FROM solves ORDER BY id").fetchall()
+    rows = sqlite3.connect(log).execute("SELECT source, skill, llm_calls FROM log ORDER BY at").fetchall()
     assert [r[0] for r in rows] == ["agent", "skill", "skill", "skill+agent"]
     assert st.overall.solves == 4 and st.overall.hits == 2 and st.overall.agent == 1 and st.overall.handovers == 1
     assert st.overall.llm_calls == rows[0][2] + rows[3][2]
@@ -54,9 +54,10 @@ def test_hits_are_written_in_batches_not_one_by_one(desk_db: Path, make_forge) -
     for order in ("1010", "1015", "1021"):
         forge.solve(f"Where is my order #{order}?")
     conn = sqlite3.connect(forge.state_dir / "runs.sqlite3")
-    assert conn.execute("SELECT COUNT(*) FROM solves").fetchone()[0] == 1  # the hits wait for the next batch
+    assert conn.execute("SELECT COUNT(*) FROM log").fetchone()[0] == 1  # the hits wait for the next batch
     forge.runlog.flush()
-    assert conn.execute("SELECT COUNT(*) FROM solves").fetchone()[0] == 4
+    assert conn.execute("SELECT COUNT(*) FROM log").fetchone()[0] == 4
+    assert conn.execute("SELECT COUNT(*) FROM hits").fetchone()[0] == 3
 
 
 def test_cli_stats_and_skills_show_hit_counts(app: Path) -> None:
