@@ -159,15 +159,15 @@ class _Renderer:
         else:
             callee = ref.qualname
         lead = f"{step.var} = " if step.var else ""
-        args = [(k, self.expr(v), type(v) is Const and v.value is not None) for k, v in step.args]
+        args = [(k, self.expr(v), _constant_note(v)) for k, v in step.args]
         lines = [self.guard(callee, g, "".join(f", {k}={code}" for k, code, _ in args)) for g in step.pre]
         one_line = f"{lead}{callee}(" + ", ".join(f"{k}={code}" for k, code, _ in args) + ")"
         if len(one_line) + 4 <= _LINE and not any(c for _, _, c in args):
             lines.append(one_line)
         else:
             lines.append(f"{lead}{callee}(")
-            for k, code, const in args:
-                lines.append(f"    {k}={code},{'  # learned constant' if const else ''}")
+            for k, code, note in args:
+                lines.append(f"    {k}={code},{f'  # {note}' if note else ''}")
             lines.append(")")
         call_args = "".join(f", {k}={code}" for k, code, _ in args)
         lines.extend(self.guard(callee, g, call_args) for g in step.post)
@@ -176,6 +176,19 @@ class _Renderer:
         else:
             lines.extend(self.guard("", g, "") for g in step.guards if g.kind == "agree")
         return lines
+
+
+def _constant_note(expr: Expr) -> str:
+    """A comment for a value that is, or holds, a learned constant (one with no source in the run)."""
+    if type(expr) is Const:
+        return "learned constant" if expr.value is not None else ""
+    if isinstance(expr, (ListOf, DictOf)):
+        leaves = [e for e in walk_exprs(expr) if type(e) is Const and e.value is not None]
+        if leaves:
+            return f"holds learned constant{'s' if len(leaves) > 1 else ''}: " + ", ".join(repr(e.value) for e in leaves[:3]) + (
+                ", ..." if len(leaves) > 3 else ""
+            )
+    return ""
 
 
 def _sorted_keys(value: Any) -> Any:
@@ -268,7 +281,8 @@ def render_skill(spec: SkillSpec) -> str:
     body: list[str] = []
     for i in range(len(spec.steps)):
         body.extend(r.call(i))
-    body.append(f"return {r.expr(spec.output)}")
+    note = _constant_note(spec.output)
+    body.append(f"return {r.expr(spec.output)}{f'  # {note}' if note else ''}")
     params = [f"{s.name}: {s.type}" for s in spec.slots]
     if spec.instances:
         params.append("*")
