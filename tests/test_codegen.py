@@ -116,3 +116,18 @@ def test_admission_runs_in_the_sandbox_so_imports_outside_the_tools_fail() -> No
     traj, source = _case("refund_reference")
     verdict = admit(source.replace("from skillforge.demo.desk", "import os\nfrom skillforge.demo.desk"), lift(traj), traj)
     assert isinstance(verdict, Rejected) and "os" in verdict.reason
+
+
+def test_learned_constants_are_marked_wherever_they_stand() -> None:
+    from skillforge._trajectory import Call, Outcome, ToolRef
+
+    traj = Trajectory(
+        task="Tag order 1042",
+        calls=[Call(tool="tag", args={"order_id": "1042", "labels": ["1042", "vip"], "note": "by hand"}, result={"ok": True})],
+        outcome=Outcome(ok=True, output="Done."),
+        tools={"tag": ToolRef(module="shop.tools", qualname="tag", params=("order_id", "labels", "note"))},
+    )
+    source = render_skill(lift(traj))
+    assert "labels=[order_id, 'vip'],  # holds learned constant: 'vip'" in source
+    assert "note='by hand',  # learned constant" in source
+    assert "return 'Done.'  # learned constant" in source
