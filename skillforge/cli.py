@@ -116,7 +116,7 @@ def check(app: str | None) -> None:
 
     Exits non-zero if any file fails: run it in CI on pull requests that touch skills/.
     """
-    from ._compile import admit_file
+    from ._compile import Rejected, admit_file
     from ._library import read_skill_file
 
     forge = _load_forge(app)
@@ -142,7 +142,7 @@ def check(app: str | None) -> None:
                 except SkillforgeError as e:
                     problems.append(str(e))
                     continue
-                if not hasattr(verdict, "source"):
+                if isinstance(verdict, Rejected):
                     problems.append(f"run {run_hash[:12]}: {verdict.reason}")
         if problems:
             bad += 1
