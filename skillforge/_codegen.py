@@ -237,6 +237,7 @@ def _imports(spec: SkillSpec) -> list[str]:
 def _meta(spec: SkillSpec) -> list[tuple[str, str]]:
     slots = [
         {"name": s.name, "kind": s.kind, "type": s.type, **({"transform": s.transform} if s.transform else {}),
+         **({"shape": s.shape} if s.shape else {}), **({"same_as": s.same} if s.same else {}),
          "example": spec.examples.get(s.name)}
         for s in spec.slots
     ]

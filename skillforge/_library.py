@@ -95,7 +95,9 @@ def _parse_meta(path: Path, source: str) -> dict[str, Any]:
 def _skill_from(path: Path, source: str, meta: dict[str, Any]) -> SkillFile:
     try:
         name = meta["name"]
-        slots = [Slot(s["name"], s["kind"], s["type"], s.get("transform")) for s in meta["slots"]]
+        slots = [
+            Slot(s["name"], s["kind"], s["type"], s.get("transform"), s.get("shape"), s.get("same_as")) for s in meta["slots"]
+        ]
         template = TaskTemplate(meta["template"], slots)
         tools = {k: ToolRef(**{**v, "params": tuple(v.get("params", ()))}) for k, v in meta["tools"].items()}
         instances = tuple((str(p), str(o)) for p, o in meta.get("instances", []))

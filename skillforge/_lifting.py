@@ -27,7 +27,8 @@ from typing import Any
 
 from ._guards import derive_guards, refs_in
 from ._spec import Const, DictOf, Expr, Fmt, Guard, ListOf, Param, Ref, Select, SkillSpec, Step
-from ._template import DATE_PATTERN, Slot, TaskTemplate, parse_date, parse_number, slot_kind
+from ._template import DATE_PATTERN, Slot, TaskTemplate, _said, parse_date, parse_number, shape_of, slot_kind
+
 from ._trajectory import Trajectory, canonical_json
 
 __all__ = ["Rejected", "discover_template", "lift", "merge", "settle", "skill_name", "spec_from_runs"]
@@ -489,7 +490,14 @@ def discover_template(traj: Trajectory, *, importable: bool = True) -> TaskTempl
     lifter = _Lifter(traj)
     _lift_values(lifter, traj)
     slots_by_span = sorted(lifter.params.items())
-    slots = tuple(Slot(n, kind, type(v).__name__, how) for _span, (n, v, kind, how) in slots_by_span)
+    said: dict[str, str] = {}  # what each value's text says, to tie spans that said the same value
+    slots_list = []
+    for (s, e), (n, v, kind, how) in slots_by_span:
+        raw = traj.task[s:e]
+        key = _said(raw)
+        slots_list.append(Slot(n, kind, type(v).__name__, how, shape_of(raw, kind), said.get(key)))
+        said.setdefault(key, n)
+    slots = tuple(slots_list)
     pieces: list[str] = []
     pos = 0
     task = traj.task
@@ -501,9 +509,9 @@ def discover_template(traj: Trajectory, *, importable: bool = True) -> TaskTempl
     text = "".join(pieces).strip()
     # every other occurrence of a slot's text is that slot too: it must vary together
     for (s, e), (pname, _v, _kind, _how) in slots_by_span:
-        said = task[s:e]
-        if len(said) >= 2:
-            text = _also_slot(text, said, pname)
+        text_said = task[s:e]
+        if len(text_said) >= 2 or text_said.isdigit():
+            text = _also_slot(text, text_said, pname)
     return TaskTemplate(text, list(slots))
 
 

@@ -13,7 +13,18 @@ import string
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["SLOT_PATTERNS", "Slot", "TaskTemplate", "parse_date", "parse_number", "shape_key", "slot_kind", "transform"]
+__all__ = [
+    "SLOT_PATTERNS",
+    "Slot",
+    "TaskTemplate",
+    "parse_date",
+    "parse_number",
+    "shape_key",
+    "shape_of",
+    "shape_regex",
+    "slot_kind",
+    "transform",
+]
 
 _MONTHS = (
     "january february march april may june july august september october november december "
@@ -103,6 +114,108 @@ def shape_key(task: str) -> str:
                 marked = False
     return " ".join(out)
 
+# -- slot shapes: the narrowest pattern that fits the text a slot was learned from --------------
+#
+# A shape is a short, readable description kept in the skill's SKILL metadata:
+#   "a.a"        a run of lowercase letters, ".", a run of lowercase letters (carol.diaz)
+#   "A-9"        uppercase letters, "-", digits (W-77);   "AaAa A9": ThinkPad T14
+#   "$9.9" / "-9" / "9"   numbers, with their sign, currency and decimals as learned
+#   "words:2-4"  2 to 4 words of free text (":," adds punctuation the learned text had)
+#   "date", "email"
+# Case is part of a token shape (the text is passed on as written, so "Carol.Diaz" is not
+# "carol.diaz"); no shape crosses a sentence or clause boundary unless the learned text did.
+
+_CONNECTIVES = ("and", "but", "then", "also", "or", "plus")
+_SENTENCE_ENDS = ".!?;:\n"
+_LOWER = "a-z\u00df-\u00f6\u00f8-\u00ff"
+_UPPER = "A-Z\u00c0-\u00d6\u00d8-\u00de"
+_NUMERIC_KINDS = frozenset({"int", "number", "money"})
+
+
+def _char_class(ch: str) -> str:
+    if ch.isdigit() and ch.isascii():
+        return "9"
+    if ch.islower():
+        return "a"
+    if ch.isupper():
+        return "A"
+    if ch.isalpha():
+        return "x"  # a letter without case
+    return ch
+
+
+def shape_of(raw: str, kind: str) -> str:
+    """The narrowest shape that fits ``raw``, the text a slot of ``kind`` was learned from.
+
+    >>> [shape_of(v, k) for v, k in (("carol.diaz", "id"), ("W-77", "id"), ("$1,200.50", "money"),
+    ...                                ("ordered by mistake", "text"), ("ThinkPad T14", "text"))]
+    ['a.a', 'A-9', '$9.9', 'words:2-4', 'AaAa A9']
+    """
+    text = raw.strip()
+    if kind == "date":
+        return "date"
+    if kind == "email":
+        return "email"
+    if kind in _NUMERIC_KINDS:
+        return ("-" if text.startswith("-") else "") + ("$" if "$" in text else "") + ("9.9" if "." in text else "9")
+    words = text.split()
+    if len(words) > 1 and (len(words) >= 4 or all(w.isalpha() and w.islower() for w in words)):
+        n = len(words)
+        margin = max(1, n // 3)
+        punct = sorted({c for c in text if not c.isalnum() and not c.isspace() and c not in "'-"})
+        return f"words:{max(1, n - margin)}-{n + margin}" + (":" + "".join(punct) if punct else "")
+    out: list[str] = []
+    for ch in text:
+        c = " " if ch.isspace() else _char_class(ch)
+        if c in "9aAx " and out and out[-1] == c:
+            continue  # a run
+        out.append(c)
+    return "".join(out)
+
+
+def shape_regex(shape: str, kind: str) -> str:
+    """The regex of a shape (see ``shape_of``); raises ValueError on a shape it does not know."""
+    if shape == "date":
+        return f"(?:{DATE_PATTERN})"
+    if shape == "email":
+        return SLOT_PATTERNS["email"]
+    if kind in _NUMERIC_KINDS:
+        m = re.fullmatch(r"(-?)(\$?)9(\.9)?", shape)
+        if m is None:
+            raise ValueError(f"unknown number shape {shape!r} (use 9, 9.9, $9, -9 or -$9.9)")
+        return re.escape(m[1]) + re.escape(m[2]) + r"(?:\d{1,3}(?:,\d{3})+|\d+)" + (r"(?:\.\d+)?" if m[3] else "")
+    if shape.startswith("words:"):
+        m = re.fullmatch(r"words:(\d{1,2})-(\d{1,2})(?::([^\w\s]*))?", shape)
+        if m is None or not 1 <= int(m[1]) <= int(m[2]):
+            raise ValueError(f"unknown free-text shape {shape!r} (use words:MIN-MAX)")
+        lo, hi, punct = int(m[1]), int(m[2]), m[3] or ""
+        seen_ends = "".join(c for c in punct if c in _SENTENCE_ENDS)
+        ban = "|".join(_CONNECTIVES)
+        inner = "'\u2019\\-" + "".join(re.escape(c) for c in punct)
+        word = rf"(?!(?:{ban})\b)[^\W_]+(?:[{inner}]+[^\W_]+)*" + (f"[{re.escape(punct)}]?" if punct else "")
+        if seen_ends:  # the learned text itself spanned a boundary: so may this one
+            word = rf"[^\W_]+(?:[{inner}]+[^\W_]+)*[{re.escape(punct)}]?"
+        return rf"{word}(?:[ \t]+{word}){{{lo - 1},{hi - 1}}}"
+    parts: list[str] = []
+    for ch in shape:
+        if ch == "9":
+            parts.append("[0-9]+")
+        elif ch == "a":
+            parts.append(f"[{_LOWER}]+")
+        elif ch == "A":
+            parts.append(f"[{_UPPER}]+")
+        elif ch == "x":
+            parts.append(r"(?:(?![0-9_])\w)+")
+        elif ch == " ":
+            parts.append(r"[ \t]+")
+        elif ch.isalnum() or ch in "\n\r":
+            raise ValueError(f"unknown character {ch!r} in slot shape {shape!r}")
+        else:
+            parts.append(re.escape(ch))
+    if not parts:
+        raise ValueError("an empty slot shape")
+    return "(?-i:" + "".join(parts) + ")"
+
 
 def parse_number(raw: str) -> float:
     """``"$1,200.50"`` → ``1200.5``."""
@@ -166,12 +279,18 @@ class Slot:
     ``"squash"`` (runs of whitespace as one space),
     ``"number"`` (``$1,200.50`` → 1200.5) or ``"date"`` / ``"date:YEAR"`` (to ISO,
     with a year learned from the run when the task gives none).
+    ``shape`` is the narrowest pattern that fits the text it was learned from
+    (``shape_of``); without one the slot takes any text of its kind.
+    ``same`` names an earlier slot whose text this one must equal: the two spans
+    said the same value when learned, so which feeds which argument is not known yet.
     """
 
     name: str
     kind: str
     type: str  # "str" | "int" | "float"
     transform: str | None = None
+    shape: str | None = None
+    same: str | None = None
 
 
 class TaskTemplate:
@@ -185,7 +304,7 @@ class TaskTemplate:
         True
     """
 
-    __slots__ = ("text", "slots", "regex", "key", "specificity", "_convert", "max_chars")
+    __slots__ = ("text", "slots", "regex", "key", "specificity", "_convert", "_same", "max_chars")
 
     def __init__(self, text: str, slots: list[Slot] | tuple[Slot, ...]) -> None:
         self.text = text
@@ -209,20 +328,30 @@ class TaskTemplate:
                 words = _WORD.findall(literal)
                 literal_words += len(words)
                 between_slots = 0 < i < n - 1 and pieces[i - 1][1] is not None and pieces[i + 1][1] is not None
+                before, middle, after = _split_adjacent(literal, i > 0 and pieces[i - 1][1] is not None,
+                                                        i < n - 1 and pieces[i + 1][1] is not None)
+                regex_parts.append(re.escape(before))
                 if words:
                     regex_parts.append(r"\W*" + r"\W+".join(rf"\b{re.escape(w)}\b" for w in words) + r"\W*")
-                elif between_slots and literal:
+                elif between_slots and literal and not (before or after):
                     regex_parts.append(r"\W+")
-                elif literal or i in (0, n - 1):
+                elif middle or i in (0, n - 1):
                     regex_parts.append(r"\W*")
+                regex_parts.append(_NOT_AFTER_MEANINGFUL + re.escape(after) if after else "")
                 sample.append(literal)
             else:
                 slot = by_name[name]
+                prev = pieces[i - 1][0] if i else ""
+                if not _ends_meaningful(prev):  # no sign, currency or point may precede the value unless learned
+                    regex_parts.append(_NOT_AFTER_MEANINGFUL)
                 if name in seen:
                     regex_parts.append(f"(?P={name})")
                 else:
-                    regex_parts.append(f"(?P<{name}>{SLOT_PATTERNS[slot.kind]})")
+                    pattern = shape_regex(slot.shape, slot.kind) if slot.shape else SLOT_PATTERNS[slot.kind]
+                    regex_parts.append(f"(?P<{name}>{pattern})")
                     seen.add(name)
+                nxt = pieces[i + 1][0] if i + 1 < n else ""
+                regex_parts.append(r"(?!\w)" + ("" if nxt.startswith("%") else _NO_UNIT_AFTER))
                 if slot.kind in _HOT_KINDS:
                     sample.append("0")
                 else:
@@ -242,6 +371,10 @@ class TaskTemplate:
         self._convert = tuple(
             (s.name, s.transform, s.type) for s in self.slots if s.transform is not None or s.type in ("int", "float")
         )
+        self._same = tuple((s.name, s.same) for s in self.slots if s.same is not None)
+        for name, other in self._same:
+            if other not in by_name:
+                raise ValueError(f"slot {name!r} must equal slot {other!r}, which the template does not define")
 
     def bind(self, task: str) -> dict[str, Any] | None:
         """The slot values for ``task``, or None if it does not fit this template."""
@@ -251,6 +384,9 @@ class TaskTemplate:
         if m is None:
             return None
         out: dict[str, Any] = m.groupdict()
+        for name, other in self._same:
+            if _said(out[name]) != _said(out[other]):
+                return None  # learned from one value said twice: a task with two values is another shape
         for name, how, kind in self._convert:
             value = transform(out[name], how) if how is not None else out[name]
             if value is None:
@@ -266,3 +402,39 @@ class TaskTemplate:
 
     def __repr__(self) -> str:
         return f"TaskTemplate({self.text!r})"
+
+
+# A sign, currency or decimal point next to a value changes what it means: it is kept
+# as literal text of the template (required), and where the template has none, a value
+# that carries one does not bind.
+_MEANINGFUL_BEFORE = "-+$\u20ac\u00a3\u00a5."
+_NOT_AFTER_MEANINGFUL = r"(?<![-+$\u20ac\u00a3\u00a5.])"
+_NO_UNIT_AFTER = r"(?!%|[.,]\d)"
+
+
+def _ends_meaningful(literal: str) -> bool:
+    return bool(literal) and literal[-1] in _MEANINGFUL_BEFORE
+
+
+def _split_adjacent(literal: str, after_slot: bool, before_slot: bool) -> tuple[str, str, str]:
+    """``(head, middle, tail)``: the punctuation that touches a slot and carries meaning is kept exactly.
+
+    ``"$"`` before a slot and ``"%"`` after one are required text; the rest of the
+    literal is matched loosely (words strict, spacing and other punctuation tolerated).
+    """
+    head = ""
+    if after_slot and literal.startswith("%"):
+        head = "%"
+    rest = literal[len(head) :]
+    tail = ""
+    if before_slot:
+        touching = re.search(r"[^\w\s]*$", rest).group()  # type: ignore[union-attr]
+        k = next((j for j, c in enumerate(touching) if c in _MEANINGFUL_BEFORE), None)
+        if k is not None:
+            tail = touching[k:]
+    middle = rest[: len(rest) - len(tail)]
+    return head, middle, tail
+
+
+def _said(text: str) -> str:
+    return text.replace("$", "").replace(",", "").strip().lower()

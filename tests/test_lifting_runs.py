@@ -62,7 +62,7 @@ def test_runs_that_disagree_with_no_common_source_are_not_merged() -> None:
 def test_normalised_slots_bind_new_tasks_in_their_own_formats() -> None:
     for case, task, expected in [
         ("span_money", "Refund $35 to order #78", {"amount": 35.0, "order_id": "78"}),
-        ("span_money", "refund 2,000.10 to order 9", {"amount": 2000.1, "order_id": "9"}),
+        ("span_money", "refund $2,000.10 to order 9", {"amount": 2000.1, "order_id": "9"}),
         ("span_date", "Book the Garden room on 3 June 2025 for 12 people", {"room": "Garden", "date": "2025-06-03", "people": 12}),
         ("span_date_noyear", "Move my flight to the June 3, please", {"date": "2024-06-03"}),
         ("span_case", "Unlock account BOB-12 now", {"account": "bob-12"}),
