@@ -16,7 +16,7 @@ from typing import Any
 import jinja2
 import libcst as cst
 
-from ._guards import walk_exprs
+from ._guards import EACH, walk_exprs
 from ._spec import Const, DictOf, Expr, Fmt, Guard, ListOf, Param, Ref, Select, SkillSpec
 from ._version import __version__
 
@@ -116,8 +116,26 @@ class _Renderer:
         return " + ".join(terms)
 
     def guard(self, var: str, g: Guard, step_args: str) -> str:
-        target = var + "".join(f"[{k!r}]" for k in g.path)
+        target = _target(var, g.path)
         match g.kind:
+            case "member":
+                param, holds = g.value
+                op, words = ("in", "is in") if holds else ("not in", "is not in")
+                return f"require({param} {op} {target}, {f'{param} {words} {target}, as when learned'!r})"
+            case "equal":
+                param, holds = g.value
+                op, words = ("==", "equals") if holds else ("!=", "differs from")
+                return f"require({target} {op} {param}, {f'{target} {words} {param}, as when learned'!r})"
+            case "values":
+                learned = list(g.value)
+                return f"require({target} == {learned!r}, {f'{target} are {learned!r}, as when learned'!r})"
+            case "combo":
+                facts, seen = g.value
+                codes = [self.fact_code(var_of, fact) for var_of, fact in facts]
+                lhs = "(" + ", ".join(codes) + ("," if len(codes) == 1 else "") + ")"
+                options = ", ".join(repr(tuple(c)) for c in seen)
+                why = f"{lhs} is a combination some learned run showed"
+                return f"require({lhs} in ({options}{',' if len(seen) == 1 else ''}), {why!r})"
             case "has":
                 keys = "".join(f", {k!r}" for k in g.path)
                 article = "an" if str(g.value)[0] in "aeiou" else "a"
@@ -148,6 +166,15 @@ class _Renderer:
                 return f"require(check({var}, {learned!r}, after=True{step_args}), 'its post-check matches the learned run')"
         raise TypeError(f"unknown guard {g!r}")
 
+    def fact_code(self, call: int, g: Guard) -> str:
+        """The expression whose value a fact records (for a combination of facts)."""
+        target = _target(self.vars[call], g.path)
+        if g.kind == "member":
+            return f"{g.value[0]} in {target}"
+        if g.kind == "equal":
+            return f"{target} == {g.value[0]}"
+        return target
+
     def call(self, i: int) -> list[str]:
         step = self.spec.steps[i]
         ref = self.spec.tools[step.tool]
@@ -176,6 +203,12 @@ class _Renderer:
         else:
             lines.extend(self.guard("", g, "") for g in step.guards if g.kind == "agree")
         return lines
+
+
+def _target(var: str, path: tuple[Any, ...]) -> str:
+    if EACH in path:
+        return f"values({var}" + "".join(f", {k!r}" for k in path) + ")"
+    return var + "".join(f"[{k!r}]" for k in path)
 
 
 def _constant_note(expr: Expr) -> str:
@@ -223,6 +256,8 @@ def _imports(spec: SkillSpec) -> list[str]:
             helpers.add("require")
             if g.kind in ("has", "check", "postcheck"):
                 helpers.add("check" if g.kind == "postcheck" else g.kind)
+            if EACH in g.path or (g.kind == "combo" and any(EACH in f.path for _c, f in g.value[0])):
+                helpers.add("values")
     exprs = [e for step in spec.steps for _k, e in step.args] + [spec.output]
     if any(isinstance(e, Select) for top in exprs for e in walk_exprs(top)):
         helpers.add("pick")

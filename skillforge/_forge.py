@@ -514,7 +514,7 @@ class Forge:
             reason = f"{skill.name} raised {type(e).__name__}: {e}"
         finally:
             deactivate(token)
-        wrote = any(e is None and not self._is_read(t) for t, _a, _r, e in run.calls)
+        wrote = any(not self._is_read(t) for t, _a, _r, _e in run.calls)  # a write that raised may have taken effect
         return None, run.calls, _Attempt(skill.name, run.calls, reason, wrote, run.captures, run.post_captures)
 
     def _agent_run(
@@ -543,7 +543,7 @@ class Forge:
             )
         prior = list(prior or [])
         source = "skill+agent" if handover is not None else "agent"
-        wrote = any(e is None and not self._is_read(t) for t, _a, _r, e in prior)
+        wrote = any(not self._is_read(t) for t, _a, _r, _e in prior)  # a write that raised may have taken effect
         resumes = accepts_transcript(agent)
         if wrote and not resumes:
             return self._logged(Result(
@@ -612,6 +612,13 @@ class Forge:
     def _learn_from(self, task: str, run: Run, output: Any, result: Result, family: TaskTemplate | None) -> None:
         if run.unlearnable is not None:
             result.not_learned = str(run.unlearnable)
+            return
+        if run.unrecorded:
+            result.not_learned = (
+                f"the record is incomplete: {', '.join(sorted(run.unrecorded))} ran outside the recorded context "
+                "(in a thread the agent started?); nothing is learned from a partial record. Call tools from the "
+                "agent's own thread, or copy the context into worker threads (contextvars.copy_context().run)"
+            )
             return
         try:
             traj = self.trajectory(task, run.calls, output, run.captures, run.post_captures)  # includes a skill's calls

@@ -1,18 +1,22 @@
-"""Guards: from what a run observed, the conditions under which replaying it is safe.
+"""Guards: from what a run observed, the facts its choices could depend on.
 
-For each tool result the skill goes on to depend on:
+For each tool result, the facts a replay must see again (each becomes a ``require``
+right after the call that establishes it, so it fails before the next write and
+before the answer):
 
 - **presence and type** of every path the skill reads from it (``has(order, 'total', kind='number')``);
-- **categorical values** equal to what was seen: booleans, None and enum-like strings
-  (one lower- or upper-case word, such as a status), at depth one or two in dicts,
-  whether or not the skill also passes them on (an answer that says "already
-  delivered" depends on the status as much as a refund does);
-- **emptiness** of top-level lists and the **sign** of top-level numbers, which an
-  agent's choice can hinge on.
+- **categorical values**, at any depth of dicts: booleans, None and enum-like strings
+  (one to three lowercase or uppercase words such as ``shipped``, ``on hold``,
+  ``IN_TRANSIT``, or one capitalised word such as ``Shipped``);
+- **emptiness** of lists and the **sign** of numbers, at any depth of dicts;
+- **over the elements of a list** (or of a dict keyed by ids): the set of values of
+  each element's flag or status (``values(user['devices'], '*', 'active') == [True]``);
+- **relations between the task's values and what was read**: whether a task value is
+  in a list, among a dict's keys or among a field of a list's elements, and whether it
+  equals a field it could be compared with (``group in user['groups']``).
 
-Guards go right after the call whose result they check, so they fail before the next
-write whenever the data allows, and before the answer is given: the answer is a
-decision too. Pure and deterministic.
+Not facts: values a call echoes back from its own arguments, and values equal to a
+task value (those are relations). Pure and deterministic.
 """
 
 from __future__ import annotations
@@ -24,11 +28,13 @@ from typing import Any
 from ._spec import DictOf, Expr, Fmt, Guard, ListOf, Ref, Select
 from ._trajectory import Trajectory
 
-__all__ = ["derive_guards", "refs_in", "value_kind", "walk_exprs"]
+__all__ = ["EACH", "collect_values", "collection", "derive_guards", "refs_in", "token_shape", "value_kind", "walk_exprs"]
 
-_ENUM_LIKE = re.compile(r"(?:[a-z][a-z_-]{0,23}|[A-Z][A-Z_-]{0,23})")
-_MAX_PER_RESULT = 12
-
+EACH = "*"  # in a fact's path: every element of a list (or value of an id-keyed dict)
+_CODE_LIKE = re.compile(r"[a-z][a-z_-]*(?: [a-z][a-z_-]*){0,2}|[A-Z][A-Z_-]*(?: [A-Z][A-Z_-]*){0,2}")
+_TITLE_WORD = re.compile(r"[A-Z][a-z]+")
+_FIELD_NAME = re.compile(r"[A-Za-z_]+")
+_MAX_NODES = 20_000  # per result; a result larger than this is guarded up to here
 
 def value_kind(v: Any) -> str:
     """The JSON kind a ``has`` guard checks: str, number, bool, null, list or dict."""
@@ -74,48 +80,213 @@ def _at(value: Any, path: tuple[str | int, ...]) -> Any:
     return value
 
 
-def _categorical(v: Any) -> bool:
-    return v is None or type(v) is bool or (type(v) is str and _ENUM_LIKE.fullmatch(v) is not None)
+def token_shape(v: Any) -> str:
+    """Letters, digits and punctuation of a value, runs collapsed: ``"carol.diaz"`` → ``"a.a"``."""
+    out: list[str] = []
+    for ch in str(v):
+        c = "9" if ch.isdigit() else "a" if ch.isalpha() else " " if ch.isspace() else ch
+        if not (out and out[-1] == c and c in "9a "):
+            out.append(c)
+    return "".join(out)
 
 
-def _result_guards(result: Any) -> list[Guard]:
-    out: list[Guard] = []
-    if _categorical(result):
-        return [Guard("eq", (), result)]
-    if type(result) is list:
-        out.append(Guard("len", (), "nonempty" if result else "empty"))
-    if type(result) is not dict:
-        return out
-    for key in sorted(result):
-        v = result[key]
-        path = (key,)
+def _categorical(v: Any, element: bool = False) -> bool:
+    if v is None or type(v) is bool:
+        return True
+    if type(v) is not str or not v or len(v) > 32:
+        return False
+    return _CODE_LIKE.fullmatch(v) is not None or (not element and _TITLE_WORD.fullmatch(v) is not None)
+
+
+def collection(d: dict[str, Any]) -> bool:
+    """A dict keyed by data (ids, names) rather than by field names.
+
+    Its keys do not look like field names (``"vpn-users"``, ``"W123"``), or it holds two or
+    more records of one shape (``{"staff": {"since": ...}, "wiki": {"since": ...}}``).
+    """
+    if not d:
+        return False
+    if any(_FIELD_NAME.fullmatch(k) is None for k in d):
+        return True
+    records = list(d.values())
+    return len(records) >= 2 and all(type(r) is dict for r in records) and len({tuple(sorted(r)) for r in records}) == 1
+
+
+def _sort_key(v: Any) -> tuple[str, str]:
+    return (type(v).__name__, repr(v))
+
+
+def collect_values(value: Any, path: tuple[Any, ...]) -> list[Any]:
+    """The distinct scalar values at ``path`` (``EACH`` fans out over a list or dict), sorted.
+
+    Missing keys are skipped, so a value no element has is simply not in the list.
+
+    >>> collect_values({"devices": [{"on": True}, {"on": False}, {"on": True}]}, ("devices", "*", "on"))
+    [False, True]
+    """
+    level = [value]
+    for key in path:
+        nxt: list[Any] = []
+        for v in level:
+            if key == EACH and type(v) is list:
+                nxt.extend(v)
+            elif key == EACH and type(v) is dict:
+                nxt.extend(v[k] for k in sorted(v))
+            elif type(v) is dict and key in v:
+                nxt.append(v[key])
+            elif type(v) is list and type(key) is int and -len(v) <= key < len(v):
+                nxt.append(v[key])
+        level = nxt
+    out: dict[tuple[str, str], Any] = {}
+    for v in level:
+        if v is None or type(v) in (bool, int, float, str):
+            out.setdefault(_sort_key(v), v)
+    return [out[k] for k in sorted(out)]
+
+
+def _same_type(a: Any, b: Any) -> bool:
+    if type(a) is bool or type(b) is bool:
+        return False
+    return type(a) is type(b) or (type(a) in (int, float) and type(b) in (int, float))
+
+
+class _Facts:
+    """The facts of one result, in a fixed order (sorted keys, shallowest first)."""
+
+    def __init__(self, params: dict[str, Any], echoes: list[Any]) -> None:
+        self.params = [(n, v) for n, v in params.items() if v is not None and type(v) in (str, int, float) and v != ""]
+        self.echoes = echoes
+        self.out: list[Guard] = []
+        self.budget = _MAX_NODES
+
+    def _known(self, v: Any) -> bool:
+        """A value the call was given or the task says: a relation, not a fact of the world."""
+        return any(_same_type(v, e) and v == e for e in self.echoes) or any(
+            _same_type(v, p) and v == p for _n, p in self.params
+        )
+
+    def walk(self, v: Any, path: tuple[str | int, ...]) -> None:
+        self.budget -= 1
+        if self.budget < 0:
+            return
         if _categorical(v):
-            out.append(Guard("eq", path, v))
-        elif type(v) in (int, float) and v == v:
-            out.append(Guard("sign", path, "positive" if v > 0 else "zero" if v == 0 else "negative"))
+            if not self._known(v):
+                self.out.append(Guard("eq", path, v))
+            return
+        t = type(v)
+        if t in (int, float):
+            if not self._known(v) and v == v:
+                self.out.append(Guard("sign", path, "positive" if v > 0 else "zero" if v == 0 else "negative"))
+            self._equalities(v, path)
+            return
+        if t is str:
+            self._equalities(v, path)
+            return
+        if t is list:
+            self.out.append(Guard("len", path, "nonempty" if v else "empty"))
+            if v and all(type(e) is dict for e in v):
+                self._elements(v, path)
+            elif v:
+                self._members(v, path)
+            return
+        if t is dict:
+            if collection(v):
+                self.out.append(Guard("len", path, "nonempty" if v else "empty"))
+                self._members(list(v), path)
+                if all(type(e) is dict for e in v.values()):
+                    self._elements(list(v.values()), path)
+                return
+            for name, value in self.params:
+                if type(value) is str and value in v:
+                    self.out.append(Guard("member", path, (name, True)))
+            for key in sorted(v):
+                self.walk(v[key], (*path, key))
+
+    def _equalities(self, v: Any, path: tuple[str | int, ...]) -> None:
+        if any(_same_type(v, e) and v == e for e in self.echoes):
+            return  # the call's echo of what it was given
+        for name, value in self.params:
+            if not _same_type(v, value):
+                continue
+            if v == value:
+                self.out.append(Guard("equal", path, (name, True)))
+            elif token_shape(v) == token_shape(value):
+                self.out.append(Guard("equal", path, (name, False)))
+
+    def _members(self, items: list[Any], path: tuple[str | int, ...]) -> None:
+        for name, value in self.params:
+            if any(_same_type(e, value) for e in items):
+                self.out.append(Guard("member", path, (name, value in items)))
+
+    def _elements(self, elements: list[dict[str, Any]], path: tuple[str | int, ...]) -> None:
+        """Facts over a list's elements: their flags, their statuses where the list shows some repeat, whether a task value is among a field's values.
+
+        A string field whose values all differ across the elements names them (an item's
+        name, an id) rather than saying something about them, so it is no fact.
+        """
+        fields = sorted({k for e in elements for k in e})
+        for f in fields:
+            seen = [e[f] for e in elements if f in e]
+            each = (*path, EACH, f)
+            distinct = collect_values(elements, (EACH, f))
+            flags = all(x is None or type(x) is bool for x in seen)
+            statuses = all(_categorical(x, element=True) for x in seen) and len(distinct) < len(seen)
+            if (flags or statuses) and not any(self._known(x) for x in seen):
+                self.out.append(Guard("values", each, tuple(distinct)))
+                continue  # the field's values are pinned: whether a task value is among them too
+            for name, value in self.params:
+                found = any(_same_type(x, value) and x == value for x in seen)
+                if found or any(_comparable(x, value) for x in seen):
+                    self.out.append(Guard("member", each, (name, found)))
+
+
+def _comparable(a: Any, b: Any) -> bool:
+    """Whether ``a`` could be ``b`` in another world: the same type, and for text the same
+    kind of characters (digits only, no digits, or both)."""
+    if not _same_type(a, b):
+        return False
+    if type(a) is not str:
+        return True
+
+    def coarse(text: str) -> tuple[bool, bool]:
+        return any(c.isdigit() for c in text), any(not c.isdigit() for c in text)
+
+    return coarse(a) == coarse(b)
+
+
+def _leaves(value: Any) -> list[Any]:
+    out: list[Any] = []
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if type(v) is dict:
+            stack.extend(v.values())
         elif type(v) is list:
-            out.append(Guard("len", path, "nonempty" if v else "empty"))
-        elif type(v) is dict:
-            for sub in sorted(v):
-                if _categorical(v[sub]):
-                    out.append(Guard("eq", (key, sub), v[sub]))
-    return out[:_MAX_PER_RESULT]
+            stack.extend(v)
+        else:
+            out.append(v)
+    return out
 
 
-def derive_guards(traj: Trajectory, args: list[tuple[tuple[str, Expr], ...]], output: Expr) -> list[tuple[Guard, ...]]:
-    """Guards for each call of ``traj``, given the lifted arguments and output."""
+def derive_guards(
+    traj: Trajectory,
+    args: list[tuple[tuple[str, Expr], ...]],
+    output: Expr,
+    params: dict[str, Any] | None = None,
+) -> list[tuple[Guard, ...]]:
+    """Guards for each call of ``traj``, given the lifted arguments, output and the task's values."""
     n = len(traj.calls)
-    used_later: list[set[tuple[str | int, ...]]] = [set() for _ in range(n)]
-    used_by_output: list[set[tuple[str | int, ...]]] = [set() for _ in range(n)]
+    used: list[set[tuple[str | int, ...]]] = [set() for _ in range(n)]
     for step_args in args:
         for _name, expr in step_args:
             for ref in refs_in(expr):
-                used_later[ref.call].add(ref.path)
+                used[ref.call].add(ref.path)
     for ref in refs_in(output):
-        used_by_output[ref.call].add(ref.path)
+        used[ref.call].add(ref.path)
     guards: list[tuple[Guard, ...]] = []
     for i, call in enumerate(traj.calls):
-        used = used_later[i] | used_by_output[i]
-        has = [Guard("has", p, value_kind(_at(call.result, p))) for p in sorted(used, key=lambda p: (len(p), repr(p)))]
-        guards.append(tuple(has + _result_guards(call.result)))
+        has = [Guard("has", p, value_kind(_at(call.result, p))) for p in sorted(used[i], key=lambda p: (len(p), repr(p)))]
+        facts = _Facts(params or {}, _leaves(call.args))
+        facts.walk(call.result, ())
+        guards.append(tuple(has + facts.out))
     return guards

@@ -25,7 +25,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
-from ._guards import derive_guards, refs_in
+from ._guards import collection, derive_guards, refs_in
 from ._spec import Const, DictOf, Expr, Fmt, Guard, ListOf, Param, Ref, Select, SkillSpec, Step
 from ._template import DATE_PATTERN, Slot, TaskTemplate, _said, parse_date, parse_number, shape_of, slot_kind
 
@@ -191,6 +191,7 @@ class _Lifter:
         self.index: dict[str, tuple[int, tuple[str | int, ...]]] = {}  # canonical value → first source
         self.sources: dict[str, list[tuple[int, tuple[str | int, ...]]]] = {}  # scalar → every source (capped)
         self.results: dict[int, Any] = {}
+        self.keys: dict[str, tuple[str | int, ...]] = {}  # key of an id-keyed dict in a result → that dict's path
         self.selected: dict[tuple[int, tuple[str | int, ...]], tuple[Any, Select]] = {}  # list → (index, how chosen)
         self.scalars: list[tuple[str, Expr, int, str]] = []  # (text, expr, priority, format spec)
         self.referenced: set[int] = set()
@@ -221,6 +222,9 @@ class _Lifter:
                     if type(v) is float:
                         self.scalars.append((format(v, ".2f"), Ref(call, path), 1 + call, ".2f"))
             if type(v) is dict:
+                if collection(v):
+                    for k in v:
+                        self.keys.setdefault(k, path)
                 queue.extend((v[k], (*path, k)) for k in sorted(v))
             elif type(v) is list:
                 queue.extend((item, (*path, i)) for i, item in enumerate(v))
@@ -375,6 +379,12 @@ class _Lifter:
                 return True
         return False
 
+    def _deref(self, ref: Ref) -> Any:
+        value = self.results[ref.call]
+        for key in ref.path:
+            value = value[key]
+        return value
+
     def _value_key(self, ref: Ref) -> str:
         value = self.results[ref.call]
         for key in ref.path:
@@ -400,6 +410,22 @@ class _Lifter:
                     continue
                 k += 1
                 self._param(word, f"{hint}_{k}")
+            # a value the task says beats a result that happens to hold it: "already in vpn-users"
+            # says the group the task named, whichever element of the user's groups it was
+            for piece, expr, _prio, spec in list(self.scalars):
+                if not isinstance(expr, Ref) or spec or len(piece) < 2:
+                    continue
+                if re.search(rf"(?<![\w.@-]){re.escape(piece)}(?![\w@-]|\.\w)", text) is None:
+                    continue
+                value = self._deref(expr)
+                if type(value) is str:
+                    keys = [k for k in expr.path if type(k) is str]
+                    self._param(value, _singular(keys[-1]) if keys else "value")
+            for m in re.finditer(r"[\w.@+-]*\w", text):  # a key of a result's dict, said by the task
+                word = m.group()
+                if word in self.keys and len(word) >= 2:
+                    owner = [k for k in self.keys[word] if type(k) is str]
+                    self._param(word, _singular(owner[-1]) if owner else "key")
         taken: list[tuple[int, int, Expr, str]] = []
         ranked = sorted(self.scalars, key=lambda s: (-len(s[0]), s[2], s[3] == ""))
         for piece, expr, _prio, spec in ranked:
@@ -407,7 +433,7 @@ class _Lifter:
                 expr = self.used.get(self._value_key(expr), expr)
             if len(piece) < 2 and not piece.isdigit():
                 continue
-            for m in re.finditer(rf"(?<![\w.]){re.escape(piece)}(?![\w]|\.\d)", text):
+            for m in re.finditer(rf"(?<![\w.@-]){re.escape(piece)}(?![\w@-]|\.\w)", text):
                 if any(m.start() < e and s < m.end() for s, e, _, _ in taken):
                     continue
                 taken.append((m.start(), m.end(), expr, spec))
@@ -560,7 +586,7 @@ def lift(
     lifter = _Lifter(traj, bound, prefer)
     raw_steps, output = _lift_values(lifter, traj)
 
-    guards = [list(g) for g in derive_guards(traj, [a for _t, a in raw_steps], output)]
+    guards = [list(g) for g in derive_guards(traj, [a for _t, a in raw_steps], output, bound)]
     for (call, _path), others in sorted(lifter.alts.items(), key=lambda kv: (kv[0][0] % (len(raw_steps) + 1), repr(kv[0][1]))):
         chosen = _expr_at(raw_steps, output, (call, _path))
         for other in others:

@@ -98,7 +98,9 @@ def load_function(
         if level:
             raise ImportError("relative imports are not allowed in skills")
         if mod == RUNTIME_MODULE:
-            return SimpleNamespace(require=runtime.require, has=runtime.has, check=runtime.check, pick=runtime.pick)
+            return SimpleNamespace(
+                require=runtime.require, has=runtime.has, check=runtime.check, pick=runtime.pick, values=runtime.values
+            )
         if mod in modules:
             if not fromlist:
                 raise ImportError(f"use 'from {mod} import ...' in skills")

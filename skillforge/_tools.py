@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import threading
 import time
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -115,6 +116,7 @@ class Run:
         "deadline",
         "captures",
         "post_captures",
+        "unrecorded",
     )
 
     def __init__(
@@ -138,6 +140,7 @@ class Run:
         self.prompt_tokens = 0
         self.completion_tokens = 0
         self.unlearnable: NotSerializableError | None = None
+        self.unrecorded: set[str] = set()  # tools called while this run was recording, but outside its context
 
     def note_model_request(self, prompt_tokens: int = 0, completion_tokens: int = 0) -> None:
         """Count one model request (agents call this for every request they make)."""
@@ -194,13 +197,33 @@ class Run:
             return value  # kept as it was; the run is marked unlearnable, never compiled
 
 
+# Agent runs being recorded, in any thread: a tool called outside every recording context
+# while one is active (from a thread the agent started, which does not inherit the context
+# variable) makes those records incomplete, so nothing is learned from them.
+_recording: dict[int, Run] = {}
+_recording_lock = threading.Lock()
+
+
 def activate(run: Run) -> Any:
     """Make ``run`` the current run; returns the token for ``deactivate``."""
+    if run.snapshot:
+        with _recording_lock:
+            _recording[id(run)] = run
     return _current.set(run)
 
 
 def deactivate(token: Any) -> None:
+    run = _current.get()
     _current.reset(token)
+    if run is not None and run.snapshot:
+        with _recording_lock:
+            _recording.pop(id(run), None)
+
+
+def _unrecorded(name: str) -> None:
+    with _recording_lock:
+        for run in _recording.values():
+            run.unrecorded.add(name)
 
 
 @dataclass
@@ -257,6 +280,8 @@ class ToolRegistry:
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             run = get()
             if run is None:
+                if _recording:
+                    _unrecorded(name)
                 return func(*args, **kwargs)
             if args or run.snapshot:
                 return run.call(tool, args, kwargs)

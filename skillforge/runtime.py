@@ -7,9 +7,10 @@ function.
 from __future__ import annotations
 
 from ._exceptions import GuardFailed
+from ._guards import collect_values
 from ._tools import current_run
 
-__all__ = ["check", "has", "pick", "require"]
+__all__ = ["check", "has", "pick", "require", "values"]
 
 
 def require(condition: object, why: str) -> None:
@@ -94,3 +95,13 @@ def pick(seq: object, field: str, value: object) -> object:
         how = "no element has" if not found else f"{len(found)} elements have"
         raise GuardFailed(f"{how} {field} == {value!r}, so which one to use is not the learned decision")
     return found[0]
+
+
+def values(value: object, *path: object) -> list[object]:
+    """The distinct values at ``path`` inside ``value``, sorted; ``'*'`` stands for every element.
+
+    Example:
+        >>> values({"devices": [{"active": True}, {"active": False}]}, "devices", "*", "active")
+        [False, True]
+    """
+    return collect_values(value, path)

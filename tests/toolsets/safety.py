@@ -37,7 +37,7 @@ def _write(tool: str, **args: Any) -> None:
 
 # -- a user directory -------------------------------------------------------------------------------
 
-def _member(user: dict, group: str) -> bool:
+def is_member(user: dict, group: str) -> bool:
     groups = user["groups"]
     if isinstance(groups, dict):  # {"vpn-users": {"since": ...}}
         return group in groups
@@ -106,7 +106,7 @@ def reset_password(user_id: str) -> dict:
 # -- a shop ------------------------------------------------------------------------------------------
 
 def get_customer(customer_id: str) -> dict:
-    """Look up a customer (name, orders) by id, like "noah_kim"."""
+    """Look up a customer (name, orders) by id, like "noah_kim_4410"."""
     if customer_id not in W["customers"]:
         raise KeyError(f"no customer {customer_id!r}")
     return copy.deepcopy(W["customers"][customer_id])
@@ -183,7 +183,7 @@ WRITES = [
 # -- agents ------------------------------------------------------------------------------------------
 
 class Tools:
-    """The tools as one agent sees them: reads already in the transcript are not made again."""
+    """The tools as one agent sees them: a call already in the transcript (read or write) is not made again."""
 
     def __init__(self, tools: dict[str, Any], transcript: list | None = None) -> None:
         self.tools = tools
@@ -204,7 +204,7 @@ class Tools:
 
 
 def group_agent(t: dict[str, Any]):
-    """"Add/Remove USER to/from the GROUP group"; "Which groups is USER in?"."""
+    """Group requests: "Add USER to the GROUP group", "Remove USER from the GROUP group", "Which groups is USER in?"."""
 
     def agent(task: str, transcript: list | None = None) -> str:
         tools = Tools(t, transcript)
@@ -212,7 +212,7 @@ def group_agent(t: dict[str, Any]):
         if m:
             username, group = m.groups()
             user = tools.get_user(username=username)
-            if _member(user, group):
+            if is_member(user, group):
                 return f"{username} is already in {group}."
             tools.add_to_group(username=username, group=group)
             return f"Added {username} to {group}."
@@ -296,7 +296,7 @@ def shop_agent(t: dict[str, Any]):
             return f"Refunded {amount:g} on order {order_id}."
         m = re.match(r"Discount (\$?)(\d+(?:\.\d+)?)(%?) on order #(\d+)\.?$", task)
         if m:
-            dollar, amount, percent, order_id = m.groups()
+            _dollar, amount, percent, order_id = m.groups()
             unit = "percent" if percent else "usd"
             tools.discount(order_id=order_id, amount=float(amount), unit=unit)
             return f"Discounted order {order_id} by {amount}{'%' if percent else ' USD'}."

@@ -1,0 +1,243 @@
+"""Shadow harness: does a skill ever do what the agent alone would not have done?
+
+Each task of a workload's stream runs twice from the same starting world: through
+``forge.solve()`` on the main world (which evolves through the stream), and through the
+agent alone, called directly, on a copy made just before. A task served by a skill
+(``source`` "skill" or "skill+agent") whose final world or answer differs from the agent
+alone's is a **wrong replay**. A difference on a task the agent served by itself is a
+harness or agent bug (non-determinism) and is reported apart; it should be 0.
+
+    .venv/bin/python -m bench.shadow [--workload helpdesk] [--days N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import shutil
+import sqlite3
+import sys
+import tempfile
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from skillforge import Forge
+
+from bench.workloads import Task, Workload, load
+
+__all__ = ["Mismatch", "ShadowReport", "agent_determinism", "diff_states", "render", "run"]
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(slots=True)
+class Mismatch:
+    """A task whose solve() differed from the agent alone's, in writes or in the answer."""
+
+    index: int
+    task: Task
+    source: str
+    skill: str | None
+    forge_output: Any
+    agent_output: Any
+    state_diff: list[str]
+    handover: str | None = None
+
+
+@dataclass(slots=True)
+class ShadowReport:
+    workload: str
+    tasks: int = 0
+    served: int = 0  # source == "skill"
+    handed_over: int = 0  # source == "skill+agent"
+    by_agent: int = 0  # source == "agent"
+    errors: int = 0  # solve() results with .error set
+    tempting: int = 0
+    wrong_replays: list[Mismatch] = field(default_factory=list)
+    agent_mismatches: list[Mismatch] = field(default_factory=list)  # should stay empty
+    crashes: list[Mismatch] = field(default_factory=list)  # solve() raised (the world may have changed anyway)
+    skills_written: list[str] = field(default_factory=list)  # skill files in skills_dir at the end
+    learned: int = 0  # solves that wrote or updated a skill
+    by_kind: dict[str, Counter[str]] = field(default_factory=dict)
+    seconds: float = 0.0
+
+    @property
+    def requests_saved(self) -> int:
+        """The agent makes one request per task: every task served fully by a skill saves one."""
+        return self.served
+
+    @property
+    def wrong_tempting(self) -> int:
+        return sum(m.task.tempting for m in self.wrong_replays)
+
+
+def diff_states(forge_state: dict[str, list[Any]], agent_state: dict[str, list[Any]]) -> list[str]:
+    """Rows only one world has, table by table: ``+`` after solve() only, ``-`` after the agent alone only."""
+    lines = []
+    for table in sorted(set(forge_state) | set(agent_state)):
+        a, b = forge_state.get(table, []), agent_state.get(table, [])
+        lines += [f"{table}: + {row}" for row in a if row not in b]
+        lines += [f"{table}: - {row}" for row in b if row not in a]
+    return lines
+
+
+def agent_determinism(workload: Workload | str = "helpdesk", *, days: int | None = None) -> list[str]:
+    """Run the agent alone twice per task, on two copies of the same world; the tasks where they differ."""
+    wl = load(workload) if isinstance(workload, str) else workload
+    differ = []
+    with tempfile.TemporaryDirectory(prefix="shadow-det-") as tmp:
+        a, b = Path(tmp) / "a.sqlite3", Path(tmp) / "b.sqlite3"
+        wl.make_world(a)
+        for task in (t for t in wl.tasks() if days is None or t.day <= days):
+            _apply(a, task.setup_sql)
+            shutil.copyfile(a, b)
+            outputs = []
+            for path in (a, b):
+                wl.use_world(path)
+                outputs.append(wl.agent(task.text))
+            if outputs[0] != outputs[1] or wl.snapshot(a) != wl.snapshot(b):
+                differ.append(task.text)
+    return differ
+
+
+def _apply(path: Path, statements: tuple[str, ...]) -> None:
+    conn = sqlite3.connect(str(path))
+    try:
+        for sql in statements:
+            conn.execute(sql)
+        conn.commit()
+    finally:
+        conn.close()
+
+
+def run(workload: Workload | str = "helpdesk", *, days: int | None = None, workdir: Path | None = None) -> ShadowReport:
+    """Run the stream through ``forge.solve()`` and through the agent alone; compare each task."""
+    wl = load(workload) if isinstance(workload, str) else workload
+    name = workload if isinstance(workload, str) else getattr(wl, "__name__", "workload").rsplit(".", 1)[-1]
+    stream = [t for t in wl.tasks() if days is None or t.day <= days]
+    report = ShadowReport(workload=name)
+    start = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="shadow-") as tmp:
+        root = workdir or Path(tmp)
+        if (root / "main.sqlite3").exists():
+            raise FileExistsError(f"{root} holds an earlier run: pass an empty or new directory")
+        root.mkdir(parents=True, exist_ok=True)
+        main, shadow = root / "main.sqlite3", root / "shadow.sqlite3"
+        wl.make_world(main)
+        forge = Forge(skills_dir=root / "skills", state_dir=root / "state", agent=wl.agent, run_log=False)
+        saved = dict(wl.TOOLBOX)
+        for f in wl.TOOLS:  # register the module's functions; the agent calls the wrappers (recorded in solve())
+            wl.TOOLBOX[f.__name__] = forge.tool(read=f.__name__ in wl.READS)(f)
+        try:
+            for i, task in enumerate(stream):
+                _apply(main, task.setup_sql)
+                shutil.copyfile(main, shadow)
+                wl.use_world(main)
+                try:
+                    result: Any = forge.solve(task.text)
+                except Exception as e:  # a crash inside solve() is a finding too; the stream goes on
+                    logger.exception("solve() raised on task %d: %r", i, task.text)
+                    result = e
+                wl.use_world(shadow)
+                try:
+                    alone: Any = wl.agent(task.text)
+                except Exception as e:  # the agent alone failing is an outcome to compare, not a crash
+                    alone = f"<agent raised {type(e).__name__}: {e}>"
+                wl.use_world(main)
+                _tally(report, i, task, result, alone, diff_states(wl.snapshot(main), wl.snapshot(shadow)))
+        finally:
+            wl.TOOLBOX.clear()
+            wl.TOOLBOX.update(saved)
+        report.skills_written = sorted(p.stem for p in (root / "skills").glob("*.py") if p.stem != "__init__")
+    report.seconds = time.perf_counter() - start
+    return report
+
+
+def _tally(report: ShadowReport, i: int, task: Task, result: Any, alone: Any, diff: list[str]) -> None:
+    report.tasks += 1
+    report.tempting += task.tempting
+    if isinstance(result, Exception):
+        report.crashes.append(Mismatch(i, task, "crash", None, f"<solve() raised {type(result).__name__}: {result}>", alone, diff))
+        report.by_kind.setdefault(task.kind, Counter()).update(("tasks", "crash"))
+        return
+    report.errors += result.error is not None
+    report.learned += result.learned is not None
+    counts = report.by_kind.setdefault(task.kind, Counter())
+    counts[result.source] += 1
+    counts["tasks"] += 1
+    if result.source == "agent" and result.error is None and not result.calls:
+        logger.warning("task %d: the agent's run recorded no tool calls (are its tools the Forge's wrappers?)", i)
+    if result.source == "skill":
+        report.served += 1
+    elif result.source == "skill+agent":
+        report.handed_over += 1
+    else:
+        report.by_agent += 1
+    if not diff and result.output == alone:
+        return
+    m = Mismatch(i, task, result.source, result.skill, result.output, alone, diff, result.handover)
+    if result.source == "agent":
+        logger.error("agent run differs from the agent alone on task %d: %r", i, task.text)
+        report.agent_mismatches.append(m)
+    else:
+        logger.info("wrong replay by %s on task %d: %r", result.skill, i, task.text)
+        report.wrong_replays.append(m)
+        counts["wrong"] += 1
+
+
+def render(r: ShadowReport) -> str:
+    """The report as text: totals, a table by kind, and every wrong replay."""
+    wrong_by = Counter(m.source for m in r.wrong_replays)
+    out = [
+        f"shadow run of {r.workload}: {r.tasks} tasks ({r.tempting} tempting) in {r.seconds:.1f} s",
+        f"  served by skills (skill):       {r.served}",
+        f"  handed over (skill+agent):      {r.handed_over}",
+        f"  by the agent:                   {r.by_agent}",
+        f"  WRONG REPLAYS:                  {len(r.wrong_replays)} ({r.wrong_tempting} among tempting tasks; "
+        f"{wrong_by['skill']} skill, {wrong_by['skill+agent']} skill+agent)",
+        f"  agent-vs-agent mismatches:      {len(r.agent_mismatches)} (harness/agent non-determinism; should be 0)",
+        f"  solve() errors / crashes:       {r.errors} / {len(r.crashes)}",
+        f"  skill files written:            {len(r.skills_written)} (from {r.learned} learning solves)",
+        f"  model requests saved:           {r.requests_saved} (1 per task served fully by a skill)",
+        "",
+        f"  {'kind':<16}{'tasks':>6}{'skill':>7}{'s+agent':>9}{'agent':>7}{'wrong':>7}{'crash':>7}",
+    ]
+    for kind, c in sorted(r.by_kind.items()):
+        out.append(f"  {kind:<16}{c['tasks']:>6}{c['skill']:>7}{c['skill+agent']:>9}{c['agent']:>7}{c['wrong']:>7}{c['crash']:>7}")
+    sections = (("wrong replays", r.wrong_replays), ("agent-vs-agent mismatches", r.agent_mismatches), ("solve() crashes", r.crashes))
+    for title, items in sections:
+        if items:
+            out += ["", f"{title}:"]
+        for m in items:
+            flag = f" [tempting: {m.task.why}]" if m.task.tempting else ""
+            out += [f"#{m.index} day {m.task.day} {m.task.kind} via {m.source} {m.skill}{flag}", f"  task:  {m.task.text}",
+                    f"  solve: {m.forge_output!r}", f"  alone: {m.agent_output!r}"]
+            out += [f"  {line}" for line in m.state_diff]
+            if m.handover:
+                out.append(f"  handover: {m.handover}")
+    return "\n".join(out)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.shadow", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--workload", default="helpdesk")
+    parser.add_argument("--days", type=int, default=None, help="only the first N days of the stream")
+    parser.add_argument("--workdir", type=Path, default=None, help="keep the worlds and skills here (a new directory)")
+    parser.add_argument("--check-agent", action="store_true", help="first check the agent alone is deterministic")
+    parser.add_argument("-v", "--verbose", action="store_true")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    if args.check_agent:
+        differ = agent_determinism(args.workload, days=args.days)
+        sys.stdout.write(f"agent alone on two copies of each world: {len(differ)} tasks differ\n")
+        sys.stdout.writelines(f"  {t}\n" for t in differ)
+    report = run(args.workload, days=args.days, workdir=args.workdir)
+    sys.stdout.write(render(report) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
