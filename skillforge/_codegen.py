@@ -17,7 +17,7 @@ import jinja2
 import libcst as cst
 
 from ._guards import EACH, walk_exprs
-from ._spec import Const, DictOf, Expr, Fmt, Guard, ListOf, Param, Ref, Select, SkillSpec
+from ._spec import Const, DictOf, Expr, Fmt, Guard, Join, ListOf, Param, Ref, Select, SkillSpec
 from ._version import __version__
 
 __all__ = ["HEADER_PREFIX", "HASH_PREFIX", "body_hash", "render_skill", "split_header"]
@@ -88,6 +88,9 @@ class _Renderer:
                 return "{" + ", ".join(f"{k!r}: {self.expr(v)}" for k, v in items) + "}"
             case Fmt(parts):
                 return self.fmt(parts)
+            case Join(seq, sep, path, sort):
+                inside = "".join(f", {k!r}" for k in path)
+                return f"join({self.expr(seq)}, {sep!r}{inside}{', sort=True' if sort else ''})"
         raise TypeError(f"unknown expression {e!r}")
 
     def fmt(self, parts: tuple[Any, ...]) -> str:
@@ -129,11 +132,32 @@ class _Renderer:
             case "values":
                 learned = list(g.value)
                 return f"require({target} == {learned!r}, {f'{target} are {learned!r}, as when learned'!r})"
+            case "sorted":
+                tail, sep = g.value
+                inside = "".join(f", {k!r}" for k in tail)
+                plain, ordered = f"join({target}, {sep!r}{inside})", f"join({target}, {sep!r}{inside}, sort=True)"
+                why = f"{target} is in sorted order, as when learned (the answer may list it in either order)"
+                return f"require({plain} == {ordered}, {why!r})"
+            case "count":
+                why = f"{target} has {g.value} element{'s' if g.value != 1 else ''}, as when learned"
+                return f"require(len({target}) == {g.value!r}, {why!r})"
+            case "pin":
+                why = f"{target} is {_sorted_keys(g.value)!r}, as when learned (the run took it by position)"
+                return f"require({target} == {_sorted_keys(g.value)!r}, {why!r})"
             case "combo":
                 facts, seen = g.value
                 codes = [self.fact_code(var_of, fact) for var_of, fact in facts]
+                if len(codes) == 1:  # one fact: the values the runs showed
+                    kind = facts[0][1].kind
+                    shown = [_literal(kind, c[0]) for c in seen]
+                    options = ", ".join(shown) + ("," if len(shown) == 1 else "")
+                    why = f"{codes[0]} is one of {', '.join(shown)}, as when learned"
+                    return f"require({codes[0]} in ({options}), {why!r})"
                 lhs = "(" + ", ".join(codes) + ("," if len(codes) == 1 else "") + ")"
-                options = ", ".join(repr(tuple(c)) for c in seen)
+                kinds = [fact.kind for _c, fact in facts]
+                options = ", ".join(
+                    "(" + ", ".join(_literal(k, v) for k, v in zip(kinds, c, strict=True)) + ")" for c in seen
+                )
                 why = f"{lhs} is a combination some learned run showed"
                 return f"require({lhs} in ({options}{',' if len(seen) == 1 else ''}), {why!r})"
             case "has":
@@ -205,6 +229,23 @@ class _Renderer:
         return lines
 
 
+def _literal(kind: str, value: Any) -> str:
+    """A fact's learned value as it compares with what the skill computes (lists and dicts as such)."""
+    if kind == "values":
+        return repr(list(value))
+    if kind == "pin" and type(value) is tuple:  # a dict or list pinned whole, made hashable to merge
+        return repr(_sorted_keys(_unhashable(value)))
+    return repr(value)
+
+
+def _unhashable(value: Any) -> Any:
+    if type(value) is tuple and all(type(p) is tuple and len(p) == 2 and type(p[0]) is str for p in value):
+        return {k: _unhashable(v) for k, v in value}
+    if type(value) is tuple:
+        return [_unhashable(v) for v in value]
+    return value
+
+
 def _target(var: str, path: tuple[Any, ...]) -> str:
     if EACH in path:
         return f"values({var}" + "".join(f", {k!r}" for k in path) + ")"
@@ -258,9 +299,13 @@ def _imports(spec: SkillSpec) -> list[str]:
                 helpers.add("check" if g.kind == "postcheck" else g.kind)
             if EACH in g.path or (g.kind == "combo" and any(EACH in f.path for _c, f in g.value[0])):
                 helpers.add("values")
+            if g.kind == "sorted":
+                helpers.add("join")
     exprs = [e for step in spec.steps for _k, e in step.args] + [spec.output]
     if any(isinstance(e, Select) for top in exprs for e in walk_exprs(top)):
         helpers.add("pick")
+    if any(isinstance(e, Join) for top in exprs for e in walk_exprs(top)):
+        helpers.add("join")
     by_module: dict[str, set[str]] = {"skillforge.runtime": helpers} if helpers else {}
     for ref in spec.tools.values():
         if ref.method:

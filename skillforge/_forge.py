@@ -680,7 +680,7 @@ class Forge:
             for existing in variants:
                 merged = self._merged(existing, traj)
                 if merged is not None:
-                    return self._write(merged[0], merged[1], merged[2])
+                    return self._write_absorbing(*merged, [v for v in variants if v is not existing])
             for existing in variants:
                 refreshed = self._refreshed(existing, traj)
                 if refreshed is not None:
@@ -704,7 +704,23 @@ class Forge:
             verdict = admit(source, spec, traj)
             if isinstance(verdict, Rejected):
                 return verdict
-            return self._write(spec, source, [traj])
+            return self._write_absorbing(spec, source, [traj], variants)
+
+    def _write_absorbing(
+        self, spec: SkillSpec, source: str, runs: list[Trajectory], others: list[SkillFile]
+    ) -> Compiled:
+        """Write ``spec``; a variant of its template whose every run it reproduces is folded into it."""
+        absorbed: list[SkillFile] = []
+        for other in others:
+            wider = self._absorbed(spec, source, runs, other)
+            if wider is not None:
+                spec, source, runs = wider
+                absorbed.append(other)
+        compiled = self._write(spec, source, runs)
+        for other in absorbed:
+            logger.info("skill %s now covers every run of %s, which is removed", spec.name, other.name)
+            self.remove(other.name)
+        return compiled
 
     def _merged(self, existing: SkillFile, traj: Trajectory) -> tuple[SkillSpec, str, list[Trajectory]] | None:
         """``existing`` widened to cover ``traj`` too, if they differ only in guard values."""
@@ -726,6 +742,29 @@ class Forge:
         if prove_all(source, merged, [*runs, traj]) is not None:
             return None
         return merged, source, [*runs, traj]
+
+    def _absorbed(
+        self, spec: SkillSpec, source: str, runs: list[Trajectory], other: SkillFile
+    ) -> tuple[SkillSpec, str, list[Trajectory]] | None:
+        """``spec`` learned from ``other``'s runs too, if it already reproduces every one of them."""
+        if other.edited:
+            return None
+        try:
+            theirs = [self.library.load_run(h) for h in other.runs]
+        except SkillFileError:
+            return None
+        if prove_all(source, spec, theirs) is not None:
+            return None
+        known = {r.hash for r in runs}
+        together = runs + [r for r in theirs if r.hash not in known]
+        merged = spec_from_runs(together, name=spec.name, template=TaskTemplate(spec.template, list(spec.slots)),
+                                importable=self.importable_skills)
+        if isinstance(merged, Rejected):
+            return None
+        wider = render_skill(merged)
+        if self.policy_violations(wider, merged.name, merged.instances) or prove_all(wider, merged, together) is not None:
+            return None
+        return merged, wider, together
 
     def _refreshed(self, existing: SkillFile, traj: Trajectory) -> tuple[SkillSpec, str, list[Trajectory]] | None:
         """``existing`` learned again from ``traj`` when only its tools' check captures changed.

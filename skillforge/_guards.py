@@ -25,7 +25,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from ._spec import DictOf, Expr, Fmt, Guard, ListOf, Ref, Select
+from ._spec import DictOf, Expr, Fmt, Guard, Join, ListOf, Ref, Select
 from ._trajectory import Trajectory
 
 __all__ = ["EACH", "collect_values", "collection", "derive_guards", "refs_in", "token_shape", "value_kind", "walk_exprs"]
@@ -62,6 +62,8 @@ def walk_exprs(expr: Expr) -> Iterator[Expr]:
     if isinstance(expr, Select):
         yield expr.seq
         yield from walk_exprs(expr.key)
+    elif isinstance(expr, Join):
+        yield expr.seq
     elif isinstance(expr, ListOf):
         for item in expr.items:
             yield from walk_exprs(item)
@@ -213,10 +215,15 @@ class _Facts:
             elif token_shape(v) == token_shape(value):
                 self.out.append(Guard("equal", path, (name, False)))
 
+    def _given(self, value: Any) -> bool:
+        """Whether the call was given ``value``: the key it looked up is seldom what its lists are about."""
+        return any(_same_type(value, e) and value == e for e in self.echoes)
+
     def _members(self, items: list[Any], path: tuple[str | int, ...]) -> None:
         for name, value in self.params:
-            if any(_same_type(e, value) for e in items):
-                self.out.append(Guard("member", path, (name, value in items)))
+            found = any(_same_type(e, value) and e == value for e in items)
+            if found or (any(_same_type(e, value) for e in items) and not self._given(value)):
+                self.out.append(Guard("member", path, (name, found)))
 
     def _elements(self, elements: list[dict[str, Any]], path: tuple[str | int, ...]) -> None:
         """Facts over a list's elements: their flags, their statuses where the list shows some repeat, whether a task value is among a field's values.
@@ -236,7 +243,7 @@ class _Facts:
                 continue  # the field's values are pinned: whether a task value is among them too
             for name, value in self.params:
                 found = any(_same_type(x, value) and x == value for x in seen)
-                if found or any(_comparable(x, value) for x in seen):
+                if found or (any(_comparable(x, value) for x in seen) and not self._given(value)):
                     self.out.append(Guard("member", each, (name, found)))
 
 

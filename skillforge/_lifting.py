@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ._guards import collection, derive_guards, refs_in
-from ._spec import Const, DictOf, Expr, Fmt, Guard, ListOf, Param, Ref, Select, SkillSpec, Step
+from ._spec import Const, DictOf, Expr, Fmt, Guard, Join, ListOf, Param, Ref, Select, SkillSpec, Step
 from ._template import DATE_PATTERN, Slot, TaskTemplate, _said, parse_date, parse_number, shape_of, slot_kind
 
 from ._trajectory import Trajectory, canonical_json
@@ -191,6 +191,7 @@ class _Lifter:
         self.index: dict[str, tuple[int, tuple[str | int, ...]]] = {}  # canonical value → first source
         self.sources: dict[str, list[tuple[int, tuple[str | int, ...]]]] = {}  # scalar → every source (capped)
         self.results: dict[int, Any] = {}
+        self.sorted_lists: set[tuple[int, tuple[str | int, ...], tuple[str | int, ...], str]] = set()  # joins either way
         self.keys: dict[str, tuple[str | int, ...]] = {}  # key of an id-keyed dict in a result → that dict's path
         self.selected: dict[tuple[int, tuple[str | int, ...]], tuple[Any, Select]] = {}  # list → (index, how chosen)
         self.scalars: list[tuple[str, Expr, int, str]] = []  # (text, expr, priority, format spec)
@@ -453,7 +454,123 @@ class _Lifter:
             pos = e
         if pos < len(text):
             parts.append(text[pos:])
-        return Fmt(tuple(parts))
+        return Fmt(self._joins(parts))
+
+    def _joins(self, parts: list[str | tuple[Expr, str]]) -> tuple[str | tuple[Expr, str], ...]:
+        """Runs of a list's elements with one separator between them, covering the whole list, as a ``Join``.
+
+        "is in: staff, vpn-users" lists ``user['groups']``, not its first two elements: in
+        the list's order, or sorted (when the run's list was in neither order, it stays
+        positional and a guard pins it). When the list was already sorted, either reading
+        fits, so a guard keeps the skill to sorted lists until a run settles it.
+        """
+        out: list[str | tuple[Expr, str]] = []
+        i = 0
+        while i < len(parts):
+            found = self._join_at(parts, i)
+            if found is None:
+                out.append(parts[i])
+                i += 1
+                continue
+            join, end = found
+            out.append((join, ""))
+            i = end
+        return tuple(out)
+
+    def _join_at(self, parts: list[str | tuple[Expr, str]], i: int) -> tuple[Join, int] | None:
+        first = parts[i]
+        if isinstance(first, str) or first[1] or not isinstance(first[0], Ref):
+            return None
+        head = _element_ref(first[0])
+        if head is None:
+            return None
+        call, seq_path, _k, tail = head
+        seq = self._deref(Ref(call, seq_path))
+        n = len(seq)
+        if n < 2:
+            return None
+        indices = [head[2]]
+        sep: str | None = None
+        j = i + 1
+        while j + 1 < len(parts) and len(indices) < n:
+            between, nxt = parts[j], parts[j + 1]
+            if not isinstance(between, str) or isinstance(nxt, str) or nxt[1] or not isinstance(nxt[0], Ref):
+                break
+            if sep is not None and between != sep:
+                break
+            el = _element_ref(nxt[0])
+            if el is None or (el[0], el[1], el[3]) != (call, seq_path, tail):
+                break
+            sep = between
+            indices.append(el[2])
+            j += 2
+        if sep is None or sorted(indices) != list(range(n)):
+            return None
+        items = [_dig(seq[k], tail) for k in indices]
+        in_order = indices == list(range(n))
+        try:
+            is_sorted = items == sorted(items)
+        except TypeError:
+            is_sorted = False
+        if not (in_order or is_sorted):
+            return None
+        if in_order and is_sorted:
+            self.sorted_lists.add((call, seq_path, tail, sep))
+        return Join(Ref(call, seq_path), sep, tail, sort=not in_order), j
+
+
+def _positional_pins(
+    traj: Trajectory, args: list[tuple[tuple[str, Expr], ...]], output: Expr
+) -> list[tuple[int, Guard]]:
+    """Guards for values taken from a list by position, which nothing in the task or the run explains.
+
+    The only element of a list is no choice: the list must have one element again. From a
+    longer list, the element is pinned to the value the run took, so that another world
+    cannot silently get another element (a selection by a field, ``pick``, needs no pin).
+    """
+    exprs = [e for step in args for _k, e in step] + [output]
+    refs: list[Ref] = []
+    for top in exprs:
+        stack: list[Expr] = [top]
+        while stack:
+            e = stack.pop()
+            if isinstance(e, Ref):
+                refs.append(e)
+            elif isinstance(e, ListOf):
+                stack.extend(e.items)
+            elif isinstance(e, DictOf):
+                stack.extend(x for _k, x in e.items)
+            elif isinstance(e, Fmt):
+                stack.extend(p[0] for p in e.parts if not isinstance(p, str))
+            elif isinstance(e, Select):
+                stack.append(e.key)  # its list is chosen by a field, not by position
+    out: list[tuple[int, Guard]] = []
+    for ref in sorted(set(refs), key=repr):
+        value = traj.calls[ref.call].result
+        for j, key in enumerate(ref.path):
+            if type(key) is int and type(value) is list:
+                if len(value) == 1:
+                    out.append((ref.call, Guard("count", ref.path[:j], 1)))
+                else:
+                    out.append((ref.call, Guard("pin", ref.path, _dig(traj.calls[ref.call].result, ref.path))))
+                    break
+            value = value[key]
+    return out
+
+
+def _element_ref(ref: Ref) -> tuple[int, tuple[str | int, ...], int, tuple[str | int, ...]] | None:
+    """``(call, path of the list, index, path inside the element)`` of a reference through one list index."""
+    ints = [j for j, k in enumerate(ref.path) if type(k) is int]
+    if len(ints) != 1:
+        return None
+    j = ints[0]
+    return ref.call, ref.path[:j], ref.path[j], ref.path[j + 1 :]  # type: ignore[return-value]
+
+
+def _dig(value: Any, path: tuple[str | int, ...]) -> Any:
+    for key in path:
+        value = value[key]
+    return value
 
 
 def _singular(word: str) -> str:
@@ -594,6 +711,11 @@ def lift(
             agree = Guard("agree", (), (chosen, other))
             if agree not in guards[after]:
                 guards[after].append(agree)
+    for call, seq_path, tail, sep in sorted(lifter.sorted_lists, key=repr):
+        guards[call].append(Guard("sorted", seq_path, (tail, sep)))
+    for call, pin in _positional_pins(traj, [a for _t, a in raw_steps], output):
+        if pin not in guards[call]:
+            guards[call].append(pin)
     namer = _Namer(lifter.namer.taken)
     var_of: dict[int, str] = {}
     for i, (tool, _args) in enumerate(raw_steps):
@@ -651,46 +773,96 @@ def _expr_at(raw_steps: list[tuple[str, tuple[tuple[str, Expr], ...]]], output: 
     return expr
 
 
-def merge(a: SkillSpec, b: SkillSpec) -> SkillSpec | None:
-    """One skill for two runs that differ only in categorical guard values, or None.
+def merge(specs: list[SkillSpec]) -> SkillSpec | None:
+    """One skill for runs that made the same calls from the same sources, or None.
 
-    ``order['status'] == 'shipped'`` and ``== 'delivered'`` become one guard
-    ``order['status'] in ('delivered', 'shipped')``; any other difference (another
-    call, another argument source, another sign or emptiness) keeps them apart.
+    Facts that held in every run stay guards as they are. Switch-like facts that
+    varied (a categorical value, a flag over a list's elements, a task value's
+    membership or equality) keep only the combinations the runs showed together:
+    runs with (fraud_hold False, approved False) and (True, True) give
+    ``(order['fraud_hold'], order['approved']) in ((False, False), (True, True))``,
+    so the world (True, False), which no run showed, is a miss. Where the runs
+    showed every combination, each fact is guarded on its own (a flag seen both
+    ways guards nothing). Any other difference (another call, another argument
+    source, another presence, sign or emptiness) keeps the runs apart.
     """
-    if (a.template, a.slots, a.output, a.tools, a.instances, a.alts) != (
-        b.template, b.slots, b.output, b.tools, b.instances, b.alts
-    ):
-        return None
-    if len(a.steps) != len(b.steps):
-        return None
-    steps = []
-    for sa, sb in zip(a.steps, b.steps, strict=True):
-        if (sa.tool, sa.args, sa.var, sa.pre, sa.post) != (sb.tool, sb.args, sb.var, sb.pre, sb.post):
+    first = specs[0]
+    for other in specs[1:]:
+        if (first.template, first.slots, first.output, first.tools, first.instances, first.alts) != (
+            other.template, other.slots, other.output, other.tools, other.instances, other.alts
+        ) or len(first.steps) != len(other.steps):
             return None
-        if [(g.kind, g.path) for g in sa.guards] != [(g.kind, g.path) for g in sb.guards]:
-            return None
-        guards = []
-        for ga, gb in zip(sa.guards, sb.guards, strict=True):
-            if ga.kind == "eq":
-                allowed = sorted(set(_values(ga.value)) | set(_values(gb.value)), key=repr)
-                if allowed == [False, True]:
-                    continue  # both booleans seen: the guard no longer tells anything apart
-                guards.append(Guard("eq", ga.path, allowed[0] if len(allowed) == 1 else tuple(allowed)))
-            elif ga != gb:
+        for sa, sb in zip(first.steps, other.steps, strict=True):
+            if (sa.tool, sa.args, sa.var, sa.pre, sa.post) != (sb.tool, sb.args, sb.var, sb.pre, sb.post):
                 return None
+    kept: list[list[Guard]] = []
+    varied: list[tuple[int, Guard, list[Any]]] = []  # (step, the fact as first seen, its value in each run)
+    for i, step in enumerate(first.steps):
+        keyed = [{_fact_key(g): g for g in spec.steps[i].guards} for spec in specs]
+        if any(list(k) != list(keyed[0]) for k in keyed[1:]):
+            return None  # another fact was established: another world shape
+        kept.append([])
+        for key, g in keyed[0].items():
+            seen = [_fact_value(k[key]) for k in keyed]
+            if all(v == seen[0] for v in seen):
+                kept[i].append(g)
+            elif g.kind in _SWITCHES:
+                varied.append((i, g, seen))
             else:
-                guards.append(ga)
-        steps.append(Step(tool=sa.tool, args=sa.args, var=sa.var, guards=tuple(guards), pre=sa.pre, post=sa.post))
-    runs = a.runs + tuple(r for r in b.runs if r not in a.runs)
+                return None
+    for i in range(len(first.steps)):
+        here = [v for v in varied if v[0] == i]
+        if not here:
+            continue
+        upto = [v for v in varied if v[0] <= i]
+        combos = sorted({tuple(_hashable(v[2][r]) for v in upto) for r in range(len(specs))}, key=repr)
+        options = [sorted({_hashable(x) for x in v[2]}, key=repr) for v in upto]
+        full = 1
+        for o in options:
+            full *= len(o)
+        if len(combos) == full:  # every combination was seen: each fact on its own
+            for call, g, seen in here:
+                allowed = sorted({_hashable(x) for x in seen}, key=repr)
+                if g.kind == "eq":
+                    if allowed != [False, True]:
+                        kept[i].append(Guard("eq", g.path, tuple(allowed)))
+                elif g.kind in ("values", "pin"):
+                    kept[i].append(Guard("combo", (), (((call, g),), tuple((a,) for a in allowed))))
+                # a membership or equality seen both ways tells nothing apart
+        else:
+            kept[i].append(Guard("combo", (), (tuple((c, g) for c, g, _s in upto), tuple(combos))))
+    steps = tuple(
+        Step(tool=s.tool, args=s.args, var=s.var, guards=tuple(kept[i]), pre=s.pre, post=s.post)
+        for i, s in enumerate(first.steps)
+    )
+    runs: tuple[str, ...] = ()
+    for spec in specs:
+        runs += tuple(r for r in spec.runs if r not in runs)
     return SkillSpec(
-        name=a.name, template=a.template, slots=a.slots, examples=a.examples, steps=tuple(steps), output=a.output,
-        tools=a.tools, instances=a.instances, runs=runs, task=a.task, constants=a.constants, alts=a.alts,
+        name=first.name, template=first.template, slots=first.slots, examples=first.examples, steps=steps,
+        output=first.output, tools=first.tools, instances=first.instances, runs=runs, task=first.task,
+        constants=first.constants, alts=first.alts,
     )
 
 
-def _values(v: Any) -> tuple[Any, ...]:
-    return v if type(v) is tuple else (v,)
+_SWITCHES = frozenset({"eq", "member", "equal", "values", "pin"})  # what a guard may keep a set of
+
+
+def _fact_key(g: Guard) -> tuple[Any, ...]:
+    """What a fact is about (its value aside): kind, path, and the task value it relates to."""
+    return (g.kind, g.path, g.value[0] if g.kind in ("member", "equal") else None)
+
+
+def _fact_value(g: Guard) -> Any:
+    return g.value[1] if g.kind in ("member", "equal") else g.value
+
+
+def _hashable(v: Any) -> Any:
+    if type(v) is list:
+        return tuple(_hashable(x) for x in v)
+    if type(v) is dict:
+        return tuple((k, _hashable(v[k])) for k in sorted(v))
+    return v
 
 
 def settle(specs: list[SkillSpec]) -> dict[Site, tuple[Expr, tuple[Expr, ...]]] | None:
@@ -740,20 +912,17 @@ def spec_from_runs(
         if prefer is None:
             return Rejected("the runs disagree on where a value comes from")
         specs = [lift(traj, name=name, template=template, prefer=prefer, importable=importable) for traj in runs]  # type: ignore[misc]
-    spec: SkillSpec | None = None
     for one in specs:
         if isinstance(one, Rejected):
             return one
-        if spec is None:
-            spec = one
-            continue
-        merged = merge(spec, one)
-        if merged is None:
-            return Rejected(f"run {traj.hash[:12]} differs from the others in more than guard values")
-        spec = merged
-    if spec is None:
+    if not specs:
         return Rejected("a skill needs at least one run")
-    return spec
+    if len(specs) == 1:
+        return specs[0]
+    merged = merge(specs)  # type: ignore[arg-type]
+    if merged is None:
+        return Rejected("the runs differ in more than the switch-like facts their guards check")
+    return merged
 
 
 def _snake(name: str) -> str:

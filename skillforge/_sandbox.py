@@ -99,7 +99,8 @@ def load_function(
             raise ImportError("relative imports are not allowed in skills")
         if mod == RUNTIME_MODULE:
             return SimpleNamespace(
-                require=runtime.require, has=runtime.has, check=runtime.check, pick=runtime.pick, values=runtime.values
+                require=runtime.require, has=runtime.has, check=runtime.check, pick=runtime.pick, values=runtime.values,
+                join=runtime.join,
             )
         if mod in modules:
             if not fromlist:

@@ -8,6 +8,7 @@ Expressions say where each argument comes from:
 - ``Const(value)``           a learned constant (no source found)
 - ``ListOf`` / ``DictOf``    containers built from several sources
 - ``Fmt(parts)``             a string composed of text and values (an f-string)
+- ``Join(seq, sep)``         every element of a list, joined into text
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import Any, Union
 from ._template import Slot
 from ._trajectory import ToolRef
 
-__all__ = ["Const", "DictOf", "Expr", "Fmt", "Guard", "ListOf", "Param", "Ref", "Select", "SkillSpec", "Step"]
+__all__ = ["Const", "DictOf", "Expr", "Fmt", "Guard", "Join", "ListOf", "Param", "Ref", "Select", "SkillSpec", "Step"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,7 +69,21 @@ class Fmt:
     parts: tuple[str | tuple[Expr, str], ...]
 
 
-Expr = Union[Param, Ref, Select, Const, ListOf, DictOf, Fmt]
+@dataclass(frozen=True, slots=True)
+class Join:
+    """Every element of a list (``path`` inside each), as text joined by ``sep``; sorted if ``sort``.
+
+    Rendered ``join(user['groups'], ', ')``: an answer that lists a whole list lists
+    the whole list of the world it runs in, whatever its length.
+    """
+
+    seq: Ref
+    sep: str
+    path: tuple[str | int, ...] = ()
+    sort: bool = False
+
+
+Expr = Union[Param, Ref, Select, Const, ListOf, DictOf, Fmt, Join]
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,7 +10,7 @@ from ._exceptions import GuardFailed
 from ._guards import collect_values
 from ._tools import current_run
 
-__all__ = ["check", "has", "pick", "require", "values"]
+__all__ = ["check", "has", "join", "pick", "require", "values"]
 
 
 def require(condition: object, why: str) -> None:
@@ -105,3 +105,32 @@ def values(value: object, *path: object) -> list[object]:
         [False, True]
     """
     return collect_values(value, path)
+
+
+def join(seq: object, sep: str, *path: object, sort: bool = False) -> str:
+    """Every element of ``seq`` (``path`` inside each) as text, joined by ``sep``; sorted first if ``sort``.
+
+    The skill stops if ``seq`` is not a list or an element lacks ``path``.
+
+    Example:
+        >>> join([{"name": "wiki"}, {"name": "staff"}], ", ", "name", sort=True)
+        'staff, wiki'
+    """
+    if type(seq) is not list:
+        raise GuardFailed(f"expected a list to join, got {type(seq).__name__}")
+    items: list[object] = []
+    for element in seq:
+        for key in path:
+            if type(element) is dict and key in element:
+                element = element[key]
+            elif type(element) is list and type(key) is int and -len(element) <= key < len(element):
+                element = element[key]
+            else:
+                raise GuardFailed(f"an element of the list has no {key!r} to list")
+        items.append(element)
+    if sort:
+        try:
+            items = sorted(items)  # type: ignore[type-var]
+        except TypeError:
+            raise GuardFailed("the list mixes values that do not sort together") from None
+    return sep.join(str(i) for i in items)

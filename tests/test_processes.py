@@ -80,12 +80,12 @@ def test_four_processes_solving_and_learning_at_once_leave_a_sound_library(tmp_p
     by_template: dict[str, list] = {}
     for skill in files:
         by_template.setdefault(skill.template.text, []).append(skill)
-    for variants in by_template.values():  # none duplicated: no variant reproduces another's runs
+    for variants in by_template.values():  # none duplicated: no variant reproduces every run of another
         for a in variants:
             for b in variants:
                 if a is not b:
-                    for run_hash in b.runs:
-                        assert not isinstance(admit_file(a, library.load_run(run_hash)), Compiled), (a.name, b.name)
+                    covered = [isinstance(admit_file(a, library.load_run(h)), Compiled) for h in b.runs]
+                    assert not all(covered), (a.name, b.name)
 
 
 def test_a_process_killed_mid_write_leaves_no_partial_skill(tmp_path: Path) -> None:
