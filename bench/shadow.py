@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import re
 import shutil
 import sqlite3
 import sys
@@ -62,6 +63,7 @@ class ShadowReport:
     skills_written: list[str] = field(default_factory=list)  # skill files in skills_dir at the end
     learned: int = 0  # solves that wrote or updated a skill
     by_kind: dict[str, Counter[str]] = field(default_factory=dict)
+    handovers: Counter[str] = field(default_factory=Counter)  # why skills stopped, most common first
     seconds: float = 0.0
 
     @property
@@ -174,6 +176,7 @@ def _tally(report: ShadowReport, i: int, task: Task, result: Any, alone: Any, di
         report.served += 1
     elif result.source == "skill+agent":
         report.handed_over += 1
+        report.handovers[re.sub(r"^guard failed in \w+: ", "", result.handover or "?")] += 1
     else:
         report.by_agent += 1
     if not diff and result.output == alone:

@@ -17,7 +17,7 @@ import jinja2
 import libcst as cst
 
 from ._guards import EACH, walk_exprs
-from ._spec import Const, DictOf, Expr, Fmt, Guard, Join, ListOf, Param, Ref, Select, SkillSpec
+from ._spec import Const, DictOf, Expr, Fmt, Guard, Join, Len, ListOf, Param, Ref, Select, SkillSpec
 from ._version import __version__
 
 __all__ = ["HEADER_PREFIX", "HASH_PREFIX", "body_hash", "render_skill", "split_header"]
@@ -88,6 +88,8 @@ class _Renderer:
                 return "{" + ", ".join(f"{k!r}: {self.expr(v)}" for k, v in items) + "}"
             case Fmt(parts):
                 return self.fmt(parts)
+            case Len(seq):
+                return f"len({self.expr(seq)})"
             case Join(seq, sep, path, sort):
                 inside = "".join(f", {k!r}" for k in path)
                 return f"join({self.expr(seq)}, {sep!r}{inside}{', sort=True' if sort else ''})"
@@ -139,6 +141,8 @@ class _Renderer:
                 why = f"{target} is in sorted order, as when learned (the answer may list it in either order)"
                 return f"require({plain} == {ordered}, {why!r})"
             case "count":
+                if g.value == "many":
+                    return f"require(len({target}) > 1, {f'{target} has more than one element, as when learned'!r})"
                 why = f"{target} has {g.value} element{'s' if g.value != 1 else ''}, as when learned"
                 return f"require(len({target}) == {g.value!r}, {why!r})"
             case "pin":

@@ -25,7 +25,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from ._spec import DictOf, Expr, Fmt, Guard, Join, ListOf, Ref, Select
+from ._spec import DictOf, Expr, Fmt, Guard, Join, Len, ListOf, Ref, Select
 from ._trajectory import Trajectory
 
 __all__ = ["EACH", "collect_values", "collection", "derive_guards", "refs_in", "token_shape", "value_kind", "walk_exprs"]
@@ -62,7 +62,7 @@ def walk_exprs(expr: Expr) -> Iterator[Expr]:
     if isinstance(expr, Select):
         yield expr.seq
         yield from walk_exprs(expr.key)
-    elif isinstance(expr, Join):
+    elif isinstance(expr, (Join, Len)):
         yield expr.seq
     elif isinstance(expr, ListOf):
         for item in expr.items:

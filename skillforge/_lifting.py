@@ -25,8 +25,8 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
-from ._guards import collection, derive_guards, refs_in
-from ._spec import Const, DictOf, Expr, Fmt, Guard, Join, ListOf, Param, Ref, Select, SkillSpec, Step
+from ._guards import collection, derive_guards, refs_in, walk_exprs
+from ._spec import Const, DictOf, Expr, Fmt, Guard, Join, Len, ListOf, Param, Ref, Select, SkillSpec, Step
 from ._template import DATE_PATTERN, Slot, TaskTemplate, _said, parse_date, parse_number, shape_of, slot_kind
 
 from ._trajectory import Trajectory, canonical_json
@@ -191,6 +191,7 @@ class _Lifter:
         self.index: dict[str, tuple[int, tuple[str | int, ...]]] = {}  # canonical value → first source
         self.sources: dict[str, list[tuple[int, tuple[str | int, ...]]]] = {}  # scalar → every source (capped)
         self.results: dict[int, Any] = {}
+        self.lengths: dict[int, Len] = {}  # a list's length → the first list that long (a last resort source)
         self.sorted_lists: set[tuple[int, tuple[str | int, ...], tuple[str | int, ...], str]] = set()  # joins either way
         self.keys: dict[str, tuple[str | int, ...]] = {}  # key of an id-keyed dict in a result → that dict's path
         self.selected: dict[tuple[int, tuple[str | int, ...]], tuple[Any, Select]] = {}  # list → (index, how chosen)
@@ -222,6 +223,10 @@ class _Lifter:
                     self.scalars.append((str(v), Ref(call, path), 1 + call, ""))
                     if type(v) is float:
                         self.scalars.append((format(v, ".2f"), Ref(call, path), 1 + call, ".2f"))
+            if type(v) is list and not _under_list(path):
+                self.lengths.setdefault(len(v), Len(Ref(call, path)))
+                if v:  # a count an answer quotes ("has 3 members"), after every value of the results
+                    self.scalars.append((str(len(v)), Len(Ref(call, path)), 100 + call, ""))
             if type(v) is dict:
                 if collection(v):
                     for k in v:
@@ -344,6 +349,9 @@ class _Lifter:
         """The source of a scalar by the rule (task span, then earliest call, shallowest path), noting the others."""
         chosen: Expr | None = self._param(value, hint) or self._ref(value, hint)
         if chosen is None:
+            if type(value) is int and value in self.lengths:
+                self.referenced.add(self.lengths[value].seq.call)
+                return self.lengths[value]
             return None
         others: list[Expr] = []
         for c, p in self.sources.get(f"{type(value).__name__}:{value!r}", []):
@@ -713,6 +721,14 @@ def lift(
                 guards[after].append(agree)
     for call, seq_path, tail, sep in sorted(lifter.sorted_lists, key=repr):
         guards[call].append(Guard("sorted", seq_path, (tail, sep)))
+    for top in [e for _t, a in raw_steps for _k, e in a] + [output]:
+        for e in walk_exprs(top):
+            if isinstance(e, Len):  # "1 member" and "3 members" are said differently: the same count class
+                n = len(_dig(traj.calls[e.seq.call].result, e.seq.path))
+                if n:
+                    count = Guard("count", e.seq.path, 1 if n == 1 else "many")
+                    if count not in guards[e.seq.call]:
+                        guards[e.seq.call].append(count)
     for call, pin in _positional_pins(traj, [a for _t, a in raw_steps], output):
         if pin not in guards[call]:
             guards[call].append(pin)

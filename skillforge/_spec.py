@@ -9,6 +9,7 @@ Expressions say where each argument comes from:
 - ``ListOf`` / ``DictOf``    containers built from several sources
 - ``Fmt(parts)``             a string composed of text and values (an f-string)
 - ``Join(seq, sep)``         every element of a list, joined into text
+- ``Len(seq)``               how many elements a list has
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import Any, Union
 from ._template import Slot
 from ._trajectory import ToolRef
 
-__all__ = ["Const", "DictOf", "Expr", "Fmt", "Guard", "Join", "ListOf", "Param", "Ref", "Select", "SkillSpec", "Step"]
+__all__ = ["Const", "DictOf", "Expr", "Fmt", "Guard", "Join", "Len", "ListOf", "Param", "Ref", "Select", "SkillSpec", "Step"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,7 +84,14 @@ class Join:
     sort: bool = False
 
 
-Expr = Union[Param, Ref, Select, Const, ListOf, DictOf, Fmt, Join]
+@dataclass(frozen=True, slots=True)
+class Len:
+    """How many elements a list in an earlier result has: ``len(group['members'])``."""
+
+    seq: Ref
+
+
+Expr = Union[Param, Ref, Select, Const, ListOf, DictOf, Fmt, Join, Len]
 
 
 @dataclass(frozen=True, slots=True)
