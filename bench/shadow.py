@@ -210,6 +210,9 @@ def render(r: ShadowReport) -> str:
     ]
     for kind, c in sorted(r.by_kind.items()):
         out.append(f"  {kind:<16}{c['tasks']:>6}{c['skill']:>7}{c['skill+agent']:>9}{c['agent']:>7}{c['wrong']:>7}{c['crash']:>7}")
+    if r.handovers:
+        out += ["", "why skills handed over (most common first):"]
+        out += [f"  {n:>4}  {why}" for why, n in r.handovers.most_common(10)]
     sections = (("wrong replays", r.wrong_replays), ("agent-vs-agent mismatches", r.agent_mismatches), ("solve() crashes", r.crashes))
     for title, items in sections:
         if items:
@@ -239,7 +242,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.writelines(f"  {t}\n" for t in differ)
     report = run(args.workload, days=args.days, workdir=args.workdir)
     sys.stdout.write(render(report) + "\n")
-    return 0
+    return 1 if report.wrong_replays or report.crashes else 0
 
 
 if __name__ == "__main__":

@@ -24,7 +24,7 @@ from filelock import FileLock
 
 from ._codegen import body_hash, split_header
 from ._exceptions import SkillFileError
-from ._template import Slot, TaskTemplate
+from ._template import Slot, TaskTemplate, shape_of
 from ._trajectory import ToolRef, Trajectory
 
 __all__ = ["Library", "MetaCache", "SkillFile", "read_skill_file"]
@@ -92,12 +92,24 @@ def _parse_meta(path: Path, source: str) -> dict[str, Any]:
     return meta
 
 
+def _slot(meta: dict[str, Any]) -> Slot:
+    """A slot from its SKILL entry. A file written before slots had shapes gets the shape of its
+    example where the example is the text the task said; ``'shape': 'any'`` takes any text of the kind."""
+    shape = meta.get("shape")
+    example = meta.get("example")
+    if shape is None and meta.get("transform") is None and type(example) is str and meta["kind"] in _SHAPED_BY_EXAMPLE:
+        shape = shape_of(example, meta["kind"])
+    return Slot(meta["name"], meta["kind"], meta["type"], meta.get("transform"), None if shape == "any" else shape,
+                meta.get("same_as"))
+
+
+_SHAPED_BY_EXAMPLE = frozenset({"digits", "id", "word", "text"})
+
+
 def _skill_from(path: Path, source: str, meta: dict[str, Any]) -> SkillFile:
     try:
         name = meta["name"]
-        slots = [
-            Slot(s["name"], s["kind"], s["type"], s.get("transform"), s.get("shape"), s.get("same_as")) for s in meta["slots"]
-        ]
+        slots = [_slot(s) for s in meta["slots"]]
         template = TaskTemplate(meta["template"], slots)
         tools = {k: ToolRef(**{**v, "params": tuple(v.get("params", ()))}) for k, v in meta["tools"].items()}
         instances = tuple((str(p), str(o)) for p, o in meta.get("instances", []))

@@ -199,7 +199,15 @@ class _Lifter:
         self.referenced: set[int] = set()
         self.constants = 0
         for pname, v in (bound or {}).items():
-            self.scalars.append((str(v), Param(pname), 0, ""))
+            self._quotable(v, Param(pname))
+
+    def _quotable(self, value: Any, param: Param) -> None:
+        """A task value as an answer may quote it: as is, and a float also as ``10`` or ``10.5`` (``.15g``) and ``10.50``."""
+        self.scalars.append((str(value), param, 0, ""))
+        if type(value) is float:
+            for spec in (".15g", ".2f"):
+                if format(value, spec) != str(value):
+                    self.scalars.append((format(value, spec), param, 0, spec))
 
     # -- sources ------------------------------------------------------------------
     def add_result(self, call: int, result: Any) -> None:
@@ -252,7 +260,7 @@ class _Lifter:
         name = self.namer.take(_ident(hint, "value"))
         self.params[span] = (name, value, kind, how)
         self.spans.claimed.append((start, end, name))
-        self.scalars.append((str(value), Param(name), 0, ""))
+        self._quotable(value, Param(name))
         return Param(name)
 
     def _ref(self, value: Any, hint: str = "value") -> Ref | Select | None:

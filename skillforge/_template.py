@@ -119,7 +119,7 @@ def shape_key(task: str) -> str:
 # A shape is a short, readable description kept in the skill's SKILL metadata:
 #   "a.a"        a run of lowercase letters, ".", a run of lowercase letters (carol.diaz)
 #   "A-9"        uppercase letters, "-", digits (W-77);   "AaAa A9": ThinkPad T14
-#   "$9.9" / "-9" / "9"   numbers, with their sign, currency and decimals as learned
+#   "$9.9" / "-9" / "9"   numbers, with their sign and currency as learned (an int has no decimals)
 #   "words:2-4"  2 to 4 words of free text (":," adds punctuation the learned text had)
 #   "date", "email"
 # Case is part of a token shape (the text is passed on as written, so "Carol.Diaz" is not
@@ -183,7 +183,7 @@ def shape_regex(shape: str, kind: str) -> str:
         m = re.fullmatch(r"(-?)(\$?)9(\.9)?", shape)
         if m is None:
             raise ValueError(f"unknown number shape {shape!r} (use 9, 9.9, $9, -9 or -$9.9)")
-        return re.escape(m[1]) + re.escape(m[2]) + r"(?:\d{1,3}(?:,\d{3})+|\d+)" + (r"(?:\.\d+)?" if m[3] else "")
+        return re.escape(m[1]) + re.escape(m[2]) + r"(?:\d{1,3}(?:,\d{3})+|\d+)" + ("" if kind == "int" else r"(?:\.\d+)?")
     if shape.startswith("words:"):
         m = re.fullmatch(r"words:(\d{1,2})-(\d{1,2})(?::([^\w\s]*))?", shape)
         if m is None or not 1 <= int(m[1]) <= int(m[2]):

@@ -125,8 +125,8 @@ def test_the_policy_names_file_line_and_rule(library: Path, tmp_path: Path, desk
     assert (line, "statement", "no 'while' loops (a skill must terminate)") in problem.violations
 
 
-def test_every_committed_and_golden_skill_passes_the_policy() -> None:
-    forge = Forge(skills_dir=REPO / "skills", state_dir="unused", tools=desk.TOOLS)
+def test_every_committed_and_golden_skill_passes_the_policy(tmp_path: Path) -> None:
+    forge = Forge(skills_dir=REPO / "skills", state_dir=tmp_path / "state", tools=desk.TOOLS)
     assert forge.problems == []
     assert len(forge.skills()) == len([p for p in (REPO / "skills").glob("*.py") if not p.name.startswith("_")])
     golden = REPO / "tests" / "golden" / "refund_reference" / "skill.py"

@@ -1,0 +1,111 @@
+"""Bounded slots: a slot binds only text of the shape it was learned from, and never the rest of a request."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from skillforge._library import read_skill_file
+from skillforge._template import Slot, TaskTemplate, shape_of, shape_regex
+
+
+@pytest.mark.parametrize(
+    ("raw", "kind", "shape"),
+    [
+        ("carol.diaz", "id", "a.a"),
+        ("W-77", "id", "A-9"),
+        ("credit_card_7815826", "id", "a_a_9"),
+        ("#W3586556", "text", "#A9"),
+        ("ThinkPad T14", "text", "AaAa A9"),
+        ("Carol Diaz", "text", "Aa Aa"),
+        ("ordered by mistake", "text", "words:2-4"),
+        ("1 Elm Street, Lakeside", "text", "words:3-5:,"),
+        ("-10", "int", "-9"),
+        ("$1,200.50", "money", "$9.9"),
+        ("a@b.io", "email", "email"),
+        ("May 20", "date", "date"),
+    ],
+)
+def test_a_slot_takes_the_narrowest_shape_of_its_text(raw: str, kind: str, shape: str) -> None:
+    assert shape_of(raw, kind) == shape
+
+
+def _one(text: str, kind: str, learned: str, typ: str = "str", **extra: object) -> TaskTemplate:
+    return TaskTemplate(text, [Slot("v", kind, typ, None, shape_of(learned, kind), **extra)])  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    "task",
+    [
+        "Reset the password for carol.diaz and add her to the vpn-users group",
+        "Reset the password for carol.diaz. Thanks",
+        "Reset the password for Carol Diaz",
+        "Reset the password for Carol.Diaz",  # case is part of a token's shape: passed on as written
+        "Reset the password for carol",
+    ],
+)
+def test_a_username_slot_does_not_swallow_words_or_change_shape(task: str) -> None:
+    t = _one("Reset the password for {v}", "id", "carol.diaz")
+    assert t.bind("Reset the password for dan.ito.") == {"v": "dan.ito"}
+    assert t.bind(task) is None
+
+
+def test_free_text_stops_at_a_sentence_or_a_new_clause_and_counts_its_words() -> None:
+    t = _one("Cancel it because {v}.", "text", "ordered by mistake")
+    assert t.bind("Cancel it because no longer needed.") == {"v": "no longer needed"}
+    assert t.bind("Cancel it because ordered by mistake. Actually, please do not do any of the above.") is None
+    assert t.bind("Cancel it because ordered by mistake and refund the shipping") is None
+    assert t.bind("Cancel it because i found a much better price somewhere else") is None  # 9 words, learned 3
+    assert t.bind("Cancel it because wrong size.") == {"v": "wrong size"}
+    assert t.bind("Cancel it because wrong.") is None  # one word: fewer than a learned three allow
+
+
+@pytest.mark.parametrize(
+    ("template", "learned", "typ", "good", "bad"),
+    [
+        ("Adjust balance by {v}", "10", "int", "Adjust balance by 25", ["Adjust balance by -25", "Adjust balance by 25%",
+                                                                        "Adjust balance by $25", "Adjust balance by 25.5"]),
+        ("Discount {v}% today", "10", "int", "Discount 15% today", ["Discount 15 today", "Discount $15 today"]),
+        ("Refund ${v} now", "$10", "float", "Refund $12.50 now", ["Refund 12 now", "Refund -$12 now"]),
+    ],
+)
+def test_a_sign_currency_point_or_percent_next_to_a_value_is_never_ignored(
+    template: str, learned: str, typ: str, good: str, bad: list[str]
+) -> None:
+    kind = "money" if "$" in learned else "int"
+    t = _one(template, kind, learned.lstrip("$") if "${" in template else learned, typ)
+    assert t.bind(good) is not None
+    for task in bad:
+        assert t.bind(task) is None, task
+
+
+def test_spans_that_said_one_value_must_agree_until_a_run_tells_them_apart() -> None:
+    t = TaskTemplate(
+        "Refund ${amount} of order #{order_id}",
+        [Slot("amount", "int", "int", None, "9"), Slot("order_id", "digits", "str", None, "9", "amount")],
+    )
+    assert t.bind("Refund $10 of order #10") == {"amount": 10, "order_id": "10"}
+    assert t.bind("Refund $25 of order #1004") is None
+
+
+def test_an_unknown_shape_is_an_error_naming_it() -> None:
+    with pytest.raises(ValueError, match="words:MIN-MAX"):
+        shape_regex("words:9", "text")
+    with pytest.raises(ValueError, match="unknown character"):
+        shape_regex("aQ", "id")
+
+
+def test_a_file_from_before_shapes_gets_the_shape_of_its_example_and_any_widens_it(tmp_path: Path) -> None:
+    repo = Path(__file__).resolve().parent.parent
+    source = (repo / "skills" / "ship_order_instead.py").read_text()
+    old = source.replace("               'shape': 'words:3-5:,',\n", "")
+    assert old != source
+    path = tmp_path / "ship_order_instead.py"
+    path.write_text(old)
+    skill = read_skill_file(path)
+    assert skill.template.bind("Please ship order #1006 to 4 Mill Lane, Fairview instead.") is not None
+    assert skill.template.bind("Please ship order #1006 to 4 Mill Lane. Also refund it instead.") is None
+    path.write_text(source.replace("'shape': 'words:3-5:,'", "'shape': 'any'"))
+    wide = read_skill_file(path)
+    assert wide.template.bind("Please ship order #1006 to 4 Mill Lane. Also refund it instead.") is not None
