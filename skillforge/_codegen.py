@@ -148,6 +148,9 @@ class _Renderer:
             case "pin":
                 why = f"{target} is {_sorted_keys(g.value)!r}, as when learned (the run took it by position)"
                 return f"require({target} == {_sorted_keys(g.value)!r}, {why!r})"
+            case "unguarded":
+                distinct, runs = g.value
+                return f"# not guarded: {target} took {distinct} different values in {runs} runs that acted alike"
             case "combo":
                 facts, seen = g.value
                 codes = [self.fact_code(var_of, fact) for var_of, fact in facts]
@@ -201,6 +204,12 @@ class _Renderer:
             return f"{g.value[0]} in {target}"
         if g.kind == "equal":
             return f"{target} == {g.value[0]}"
+        if g.kind == "len":
+            return f"len({target}) > 0"
+        if g.kind == "sign":
+            return f"({target} > 0) - ({target} < 0)"
+        if g.kind == "count":
+            return f"min(len({target}), 2)"
         return target
 
     def call(self, i: int) -> list[str]:
@@ -233,8 +242,17 @@ class _Renderer:
         return lines
 
 
+_AS_COMPUTED: dict[str, dict[Any, Any]] = {
+    "len": {"nonempty": True, "empty": False},
+    "sign": {"positive": 1, "zero": 0, "negative": -1},
+    "count": {"many": 2},
+}
+
+
 def _literal(kind: str, value: Any) -> str:
     """A fact's learned value as it compares with what the skill computes (lists and dicts as such)."""
+    if kind in _AS_COMPUTED:
+        return repr(_AS_COMPUTED[kind].get(value, value))
     if kind == "values":
         return repr(list(value))
     if kind == "pin" and type(value) is tuple:  # a dict or list pinned whole, made hashable to merge

@@ -33,7 +33,8 @@ from ._exceptions import (
 )
 from ._index import HotIndex, Match, SemanticIndex
 from ._library import Library, MetaCache, SkillFile, read_skill_file
-from ._lifting import lift, spec_from_runs
+from ._learning import spec_from_runs
+from ._lifting import lift
 from ._spec import SkillSpec
 from ._template import TaskTemplate
 from ._policy import Violation, check_policy

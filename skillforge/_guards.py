@@ -297,3 +297,58 @@ def derive_guards(
         facts.walk(call.result, ())
         guards.append(tuple(has + facts.out))
     return guards
+
+
+MISSING = "<missing>"  # what a fact observes where its path does not exist in a result
+
+
+def observe(g: Guard, result: Any, params: dict[str, Any]) -> Any:
+    """What fact ``g`` (a guard's kind, path and task value) observes in ``result``: its value there.
+
+    Used to compare runs fact by fact, also where a fact was established in one run
+    only (a list empty in one run, with elements in another). Hashable; ``MISSING``
+    where the path is not there.
+    """
+    if EACH in g.path:
+        seen = tuple(collect_values(result, g.path))
+        if g.kind == "member":
+            name = g.value[0]
+            return name in params and any(_same_type(v, params[name]) and v == params[name] for v in seen)
+        return seen
+    try:
+        value = _at(result, g.path)
+    except (KeyError, IndexError, TypeError):
+        return MISSING
+    match g.kind:
+        case "eq" | "pin":
+            return _frozen(value)
+        case "has":
+            return value_kind(value)
+        case "len":
+            return ("nonempty" if value else "empty") if type(value) in (list, dict) else MISSING
+        case "count":
+            if type(value) not in (list, dict):
+                return MISSING
+            return len(value) if len(value) < 2 else "many"
+        case "sign":
+            if type(value) not in (int, float) or type(value) is bool:
+                return MISSING
+            return "positive" if value > 0 else "zero" if value == 0 else "negative"
+        case "member":
+            name = g.value[0]
+            if name not in params or type(value) not in (list, dict):
+                return MISSING
+            p = params[name]
+            return any(_same_type(e, p) and e == p for e in value)
+        case "equal":
+            name = g.value[0]
+            return name in params and _same_type(value, params[name]) and value == params[name]
+    return MISSING
+
+
+def _frozen(v: Any) -> Any:
+    if type(v) is list:
+        return tuple(_frozen(x) for x in v)
+    if type(v) is dict:
+        return tuple((k, _frozen(v[k])) for k in sorted(v))
+    return v

@@ -31,7 +31,7 @@ from ._template import DATE_PATTERN, Slot, TaskTemplate, _said, parse_date, pars
 
 from ._trajectory import Trajectory, canonical_json
 
-__all__ = ["Rejected", "discover_template", "lift", "merge", "settle", "skill_name", "spec_from_runs"]
+__all__ = ["Rejected", "Site", "discover_template", "expr_at", "lift", "skill_name"]
 
 _MAX_NODES = 5000  # per result: beyond this, deeper values are not indexed
 _VERB_PREFIXES = ("get_", "fetch_", "find_", "lookup_", "look_up_", "list_", "search_", "read_", "load_", "query_")
@@ -721,7 +721,7 @@ def lift(
 
     guards = [list(g) for g in derive_guards(traj, [a for _t, a in raw_steps], output, bound)]
     for (call, _path), others in sorted(lifter.alts.items(), key=lambda kv: (kv[0][0] % (len(raw_steps) + 1), repr(kv[0][1]))):
-        chosen = _expr_at(raw_steps, output, (call, _path))
+        chosen = expr_at(raw_steps, output, (call, _path))
         for other in others:
             after = max(r.call for r in (*refs_in(chosen), *refs_in(other)))
             agree = Guard("agree", (), (chosen, other))
@@ -782,7 +782,7 @@ def lift(
     )
 
 
-def _expr_at(raw_steps: list[tuple[str, tuple[tuple[str, Expr], ...]]], output: Expr, site: Site) -> Expr:
+def expr_at(raw_steps: list[tuple[str, tuple[tuple[str, Expr], ...]]], output: Expr, site: Site) -> Expr:
     call, path = site
     if call == -1:
         expr = output
@@ -795,158 +795,6 @@ def _expr_at(raw_steps: list[tuple[str, tuple[tuple[str, Expr], ...]]], output: 
         elif isinstance(expr, DictOf):
             expr = dict(expr.items)[key]  # type: ignore[index]
     return expr
-
-
-def merge(specs: list[SkillSpec]) -> SkillSpec | None:
-    """One skill for runs that made the same calls from the same sources, or None.
-
-    Facts that held in every run stay guards as they are. Switch-like facts that
-    varied (a categorical value, a flag over a list's elements, a task value's
-    membership or equality) keep only the combinations the runs showed together:
-    runs with (fraud_hold False, approved False) and (True, True) give
-    ``(order['fraud_hold'], order['approved']) in ((False, False), (True, True))``,
-    so the world (True, False), which no run showed, is a miss. Where the runs
-    showed every combination, each fact is guarded on its own (a flag seen both
-    ways guards nothing). Any other difference (another call, another argument
-    source, another presence, sign or emptiness) keeps the runs apart.
-    """
-    first = specs[0]
-    for other in specs[1:]:
-        if (first.template, first.slots, first.output, first.tools, first.instances, first.alts) != (
-            other.template, other.slots, other.output, other.tools, other.instances, other.alts
-        ) or len(first.steps) != len(other.steps):
-            return None
-        for sa, sb in zip(first.steps, other.steps, strict=True):
-            if (sa.tool, sa.args, sa.var, sa.pre, sa.post) != (sb.tool, sb.args, sb.var, sb.pre, sb.post):
-                return None
-    kept: list[list[Guard]] = []
-    varied: list[tuple[int, Guard, list[Any]]] = []  # (step, the fact as first seen, its value in each run)
-    for i, step in enumerate(first.steps):
-        keyed = [{_fact_key(g): g for g in spec.steps[i].guards} for spec in specs]
-        if any(list(k) != list(keyed[0]) for k in keyed[1:]):
-            return None  # another fact was established: another world shape
-        kept.append([])
-        for key, g in keyed[0].items():
-            seen = [_fact_value(k[key]) for k in keyed]
-            if all(v == seen[0] for v in seen):
-                kept[i].append(g)
-            elif g.kind in _SWITCHES:
-                varied.append((i, g, seen))
-            else:
-                return None
-    for i in range(len(first.steps)):
-        here = [v for v in varied if v[0] == i]
-        if not here:
-            continue
-        upto = [v for v in varied if v[0] <= i]
-        combos = sorted({tuple(_hashable(v[2][r]) for v in upto) for r in range(len(specs))}, key=repr)
-        options = [sorted({_hashable(x) for x in v[2]}, key=repr) for v in upto]
-        full = 1
-        for o in options:
-            full *= len(o)
-        if len(combos) == full:  # every combination was seen: each fact on its own
-            for call, g, seen in here:
-                allowed = sorted({_hashable(x) for x in seen}, key=repr)
-                if g.kind == "eq":
-                    if allowed != [False, True]:
-                        kept[i].append(Guard("eq", g.path, tuple(allowed)))
-                elif g.kind in ("values", "pin"):
-                    kept[i].append(Guard("combo", (), (((call, g),), tuple((a,) for a in allowed))))
-                # a membership or equality seen both ways tells nothing apart
-        else:
-            kept[i].append(Guard("combo", (), (tuple((c, g) for c, g, _s in upto), tuple(combos))))
-    steps = tuple(
-        Step(tool=s.tool, args=s.args, var=s.var, guards=tuple(kept[i]), pre=s.pre, post=s.post)
-        for i, s in enumerate(first.steps)
-    )
-    runs: tuple[str, ...] = ()
-    for spec in specs:
-        runs += tuple(r for r in spec.runs if r not in runs)
-    return SkillSpec(
-        name=first.name, template=first.template, slots=first.slots, examples=first.examples, steps=steps,
-        output=first.output, tools=first.tools, instances=first.instances, runs=runs, task=first.task,
-        constants=first.constants, alts=first.alts,
-    )
-
-
-_SWITCHES = frozenset({"eq", "member", "equal", "values", "pin"})  # what a guard may keep a set of
-
-
-def _fact_key(g: Guard) -> tuple[Any, ...]:
-    """What a fact is about (its value aside): kind, path, and the task value it relates to."""
-    return (g.kind, g.path, g.value[0] if g.kind in ("member", "equal") else None)
-
-
-def _fact_value(g: Guard) -> Any:
-    return g.value[1] if g.kind in ("member", "equal") else g.value
-
-
-def _hashable(v: Any) -> Any:
-    if type(v) is list:
-        return tuple(_hashable(x) for x in v)
-    if type(v) is dict:
-        return tuple((k, _hashable(v[k])) for k in sorted(v))
-    return v
-
-
-def settle(specs: list[SkillSpec]) -> dict[Site, tuple[Expr, tuple[Expr, ...]]] | None:
-    """For each ambiguous choice, the sources every run agrees on (best first); None if some choice has none.
-
-    Run 1 bound ``amount`` to ``order['total']`` but ``order['items'][0]['price']`` was
-    equal; run 2 (where they differ) used ``order['total']``: settled on it.
-    """
-    shapes = {tuple((s.tool, tuple(k for k, _ in s.args)) for s in spec.steps) for spec in specs}
-    if len(shapes) != 1:
-        return None  # different calls: not the same skill, whatever the sources
-    sites = sorted({site for spec in specs for site, _ in spec.alts}, key=lambda s: (s[0], repr(s[1])))
-    prefer: dict[Site, tuple[Expr, tuple[Expr, ...]]] = {}
-    for site in sites:
-        options = []
-        for spec in specs:
-            chosen = _spec_expr(spec, site)
-            if chosen is None:
-                return None
-            options.append([chosen, *dict(spec.alts).get(site, ())])
-        common = [c for c in options[0] if all(c in o for o in options[1:])]
-        if not common:
-            return None
-        prefer[site] = (common[0], tuple(common[1:]))
-    return prefer
-
-
-def _spec_expr(spec: SkillSpec, site: Site) -> Expr | None:
-    try:
-        return _expr_at([(s.tool, s.args) for s in spec.steps], spec.output, site)
-    except (KeyError, IndexError, TypeError):
-        return None  # the runs' arguments do not have the same shape there
-
-
-def spec_from_runs(
-    runs: list[Trajectory], *, name: str, template: TaskTemplate, importable: bool = True
-) -> SkillSpec | Rejected:
-    """The spec of a skill learned from several runs (in order), as its file is rendered."""
-    specs = []
-    for traj in runs:
-        one = lift(traj, name=name, template=template, importable=importable)
-        if isinstance(one, Rejected):
-            return one
-        specs.append(one)
-    if len(specs) > 1 and any(s.alts for s in specs):
-        prefer = settle(specs)
-        if prefer is None:
-            return Rejected("the runs disagree on where a value comes from")
-        specs = [lift(traj, name=name, template=template, prefer=prefer, importable=importable) for traj in runs]  # type: ignore[misc]
-    for one in specs:
-        if isinstance(one, Rejected):
-            return one
-    if not specs:
-        return Rejected("a skill needs at least one run")
-    if len(specs) == 1:
-        return specs[0]
-    merged = merge(specs)  # type: ignore[arg-type]
-    if merged is None:
-        return Rejected("the runs differ in more than the switch-like facts their guards check")
-    return merged
 
 
 def _snake(name: str) -> str:

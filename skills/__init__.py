@@ -13,7 +13,6 @@ __all__ = [
     'replace_order_broke',
     'replace_order_broke_2',
     'send_replacement_order',
-    'send_replacement_order_2',
     'ship_order_instead',
     'ship_order_instead_2',
     'where_order',

@@ -10,7 +10,8 @@ import pytest
 from skillforge import Compiled, Rejected, Trajectory, compile_run
 from skillforge._codegen import body_hash, render_skill, split_header
 from skillforge._compile import admit
-from skillforge._lifting import lift, spec_from_runs
+from skillforge._learning import spec_from_runs
+from skillforge._lifting import lift
 from skillforge._library import Library, read_skill_file
 
 GOLDEN = Path(__file__).parent / "golden"

@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 
 from skillforge import Compiled, Forge, Trajectory, compile_run
 from skillforge._compile import admit_file
-from skillforge._lifting import lift, spec_from_runs
+from skillforge._learning import spec_from_runs
+from skillforge._lifting import lift
 from skillforge._template import TaskTemplate
 from skillforge.demo import desk
 from tests.toolsets import ledger

@@ -1,0 +1,215 @@
+"""Learning: the runs of one template → one skill, as specific as the runs require. Pure.
+
+A skill is the least general program consistent with its runs. Each run is lifted on
+its own (``lift``); runs whose programs agree (the same calls, from the same sources)
+become one skill whose guards are the facts of the world the runs saw:
+
+- a fact that held in every run stays a guard as it is;
+- a switch-like fact that varied (a categorical value, a flag over a list's elements,
+  a list's emptiness, a number's sign, a task value's membership or equality, a value
+  taken by position) keeps only the values, and for several such facts the
+  combinations, the runs showed together: after (fraud_hold False, approved False)
+  and (True, True), the world (True, False) is a miss;
+- a text fact that took a new value in every one of at least ``ATTRIBUTE_RUNS`` runs
+  that acted alike describes *which* thing the run was about (a name, a city), not
+  *what to do*: it is not guarded, and the skill says on how many runs that rests.
+
+Facts are compared by observing each one in every run's recorded results
+(``observe``), so runs merge even where a fact was established in one run only (a
+list empty in one run and not in another). Anything else that differs (another
+call, argument source, check capture, or a fact whose path one run lacks) keeps the
+runs apart.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ._guards import MISSING, observe
+from ._lifting import Rejected, Site, expr_at, lift
+from ._spec import Expr, Guard, SkillSpec, Step
+from ._template import TaskTemplate
+from ._trajectory import Trajectory
+
+__all__ = ["ATTRIBUTE_RUNS", "merge", "settle", "spec_from_runs"]
+
+ATTRIBUTE_RUNS = 5  # runs that acted alike, each with another value, before a text fact counts as an attribute
+_SWITCHES = frozenset({"eq", "member", "equal", "values", "pin", "len", "sign", "count"})  # kept as sets of values
+_OBSERVED = _SWITCHES | {"has"}  # facts that can be read off any run's results
+
+
+def spec_from_runs(
+    runs: list[Trajectory], *, name: str, template: TaskTemplate, importable: bool = True
+) -> SkillSpec | Rejected:
+    """The spec of a skill learned from several runs (in order), as its file is rendered."""
+    specs: list[SkillSpec] = []
+    for traj in runs:
+        one = lift(traj, name=name, template=template, importable=importable)
+        if isinstance(one, Rejected):
+            return one
+        specs.append(one)
+    if len(specs) > 1 and any(s.alts for s in specs):
+        prefer = settle(specs)
+        if prefer is None:
+            return Rejected("the runs disagree on where a value comes from")
+        specs = []
+        for traj in runs:
+            one = lift(traj, name=name, template=template, prefer=prefer, importable=importable)
+            if isinstance(one, Rejected):
+                return one
+            specs.append(one)
+    if not specs:
+        return Rejected("a skill needs at least one run")
+    if len(specs) == 1:
+        return specs[0]
+    merged = merge(specs, runs)
+    if merged is None:
+        return Rejected("the runs differ in more than the switch-like facts their guards check")
+    return merged
+
+
+def merge(specs: list[SkillSpec], runs: list[Trajectory]) -> SkillSpec | None:
+    """One skill for runs (``specs[i]`` lifted from ``runs[i]``) that made the same calls from the same sources, or None."""
+    first = specs[0]
+    for other in specs[1:]:
+        if (first.template, first.slots, first.output, first.tools, first.instances, first.alts) != (
+            other.template, other.slots, other.output, other.tools, other.instances, other.alts
+        ) or len(first.steps) != len(other.steps):
+            return None
+        for sa, sb in zip(first.steps, other.steps, strict=True):
+            if (sa.tool, sa.args, sa.var, sa.pre, sa.post) != (sb.tool, sb.args, sb.var, sb.pre, sb.post):
+                return None
+    kept: list[list[Guard]] = []
+    varied: list[tuple[int, Guard, list[Any]]] = []  # (step, the fact, what each run observed)
+    for i, step in enumerate(first.steps):
+        kept.append([])
+        facts: dict[tuple[Any, ...], Guard] = {}
+        for spec in specs:
+            for g in spec.steps[i].guards:
+                facts.setdefault(_fact_key(g), g)
+        for key, g in facts.items():
+            if g.kind not in _OBSERVED:  # an agreement or a check: the same in every run, or no merge
+                if any(g not in spec.steps[i].guards for spec in specs):
+                    return None
+                kept[i].append(g)
+                continue
+            seen = [observe(g, run.calls[i].result, spec.examples) for spec, run in zip(specs, runs, strict=True)]
+            if MISSING in seen:
+                return None  # a path one run lacks: the runs saw worlds of another shape
+            if all(v == seen[0] for v in seen):
+                kept[i].append(_as_guard(g, seen[0]))
+            elif g.kind not in _SWITCHES:
+                return None
+            elif _attribute_like(g, seen):
+                kept[i].append(Guard("unguarded", g.path, (len(set(seen)), len(seen))))
+            else:
+                varied.append((i, g, seen))
+    _combine(kept, varied, len(specs))
+    steps = tuple(
+        Step(tool=s.tool, args=s.args, var=s.var, guards=tuple(kept[i]), pre=s.pre, post=s.post)
+        for i, s in enumerate(first.steps)
+    )
+    all_runs: tuple[str, ...] = ()
+    for spec in specs:
+        all_runs += tuple(r for r in spec.runs if r not in all_runs)
+    return SkillSpec(
+        name=first.name, template=first.template, slots=first.slots, examples=first.examples, steps=steps,
+        output=first.output, tools=first.tools, instances=first.instances, runs=all_runs, task=first.task,
+        constants=first.constants, alts=first.alts,
+    )
+
+
+def _combine(kept: list[list[Guard]], varied: list[tuple[int, Guard, list[Any]]], n_runs: int) -> None:
+    """Guards for the facts that varied: each on its own where the runs showed every combination, else jointly.
+
+    At each step, the facts known so far (its own and earlier steps') are checked
+    together, so an unseen combination stops the skill at the first read that shows it.
+    """
+    for i in range(len(kept)):
+        here = [v for v in varied if v[0] == i]
+        if not here:
+            continue
+        upto = [v for v in varied if v[0] <= i]
+        combos = sorted({tuple(v[2][r] for v in upto) for r in range(n_runs)}, key=repr)
+        full = 1
+        for v in upto:
+            full *= len(set(v[2]))
+        if len(combos) == full:  # every combination was seen: each fact on its own
+            for call, g, seen in here:
+                allowed = sorted(set(seen), key=repr)
+                if len(allowed) == len(_DOMAINS.get(g.kind, ())):
+                    continue  # every value the fact can take: it tells nothing apart
+                if g.kind == "eq":
+                    kept[i].append(Guard("eq", g.path, allowed[0] if len(allowed) == 1 else tuple(allowed)))
+                else:
+                    kept[i].append(Guard("combo", (), (((call, g),), tuple((a,) for a in allowed))))
+        else:
+            kept[i].append(Guard("combo", (), (tuple((c, g) for c, g, _s in upto), tuple(combos))))
+
+
+_DOMAINS: dict[str, tuple[Any, ...]] = {
+    "member": (False, True),
+    "equal": (False, True),
+    "len": ("empty", "nonempty"),
+    "sign": ("negative", "positive", "zero"),
+}
+
+
+def _attribute_like(g: Guard, seen: list[Any]) -> bool:
+    """A text value new in every run, over enough runs: it names the thing, it does not decide."""
+    return (
+        g.kind == "eq"
+        and len(seen) >= ATTRIBUTE_RUNS
+        and all(type(v) is str for v in seen)
+        and len(set(seen)) == len(seen)
+    )
+
+
+def _as_guard(g: Guard, observed: Any) -> Guard:
+    """The fact ``g`` with the value every run observed (it may have been established in one run only)."""
+    if g.kind in ("member", "equal"):
+        return Guard(g.kind, g.path, (g.value[0], observed))
+    if g.kind in ("values", "pin", "eq", "len", "sign", "count", "has"):
+        return Guard(g.kind, g.path, g.value if g.kind in ("values", "pin") else observed)
+    return g
+
+
+def _fact_key(g: Guard) -> tuple[Any, ...]:
+    """What a fact is about, its value aside: kind, path, and the task value it relates to."""
+    if g.kind in ("member", "equal"):
+        return (g.kind, g.path, g.value[0])
+    if g.kind in _OBSERVED:
+        return (g.kind, g.path)
+    return (g.kind, g.path, repr(g.value))
+
+
+def settle(specs: list[SkillSpec]) -> dict[Site, tuple[Expr, tuple[Expr, ...]]] | None:
+    """For each ambiguous choice, the sources every run agrees on (best first); None if some choice has none.
+
+    Run 1 bound ``amount`` to ``order['total']`` but ``order['items'][0]['price']`` was
+    equal; run 2 (where they differ) used ``order['total']``: settled on it.
+    """
+    shapes = {tuple((s.tool, tuple(k for k, _ in s.args)) for s in spec.steps) for spec in specs}
+    if len(shapes) != 1:
+        return None  # different calls: not the same skill, whatever the sources
+    sites = sorted({site for spec in specs for site, _ in spec.alts}, key=lambda s: (s[0], repr(s[1])))
+    prefer: dict[Site, tuple[Expr, tuple[Expr, ...]]] = {}
+    for site in sites:
+        options = []
+        for spec in specs:
+            chosen = _spec_expr(spec, site)
+            if chosen is None:
+                return None
+            options.append([chosen, *dict(spec.alts).get(site, ())])
+        common = [c for c in options[0] if all(c in o for o in options[1:])]
+        if not common:
+            return None
+        prefer[site] = (common[0], tuple(common[1:]))
+    return prefer
+
+
+def _spec_expr(spec: SkillSpec, site: Site) -> Expr | None:
+    try:
+        return expr_at([(s.tool, s.args) for s in spec.steps], spec.output, site)
+    except (KeyError, IndexError, TypeError):
+        return None  # the runs' arguments do not have the same shape there
