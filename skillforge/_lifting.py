@@ -42,6 +42,9 @@ _STOP_WORDS = frozenset(
 _RESERVED = frozenset({"require", "has", "check", "SKILL", "result", "str", "int", "float", "list", "dict", "len", "format"})
 _IDENT = re.compile(r"[^0-9a-zA-Z_]+")
 _ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+# a whole token of the task: not part of "gina.rossi", "INC-4820" or "a@b.io" (a sentence's full stop may follow)
+_TOKEN_START = r"(?<!\w)(?<!\w[.@_/-])"
+_TOKEN_END = r"(?!\w|[.@_/-]\w)"
 _NUMBER_SPAN = re.compile(r"(?<![\w.$])\$?\d[\d,]*(?:\.\d+)?(?![\w]|\.\d)")
 
 
@@ -130,7 +133,7 @@ class _TaskSpans:
             if len(value) < 2 and not value.isdigit():
                 return out
             kind = slot_kind(value)
-            pattern = rf"(?<![\w.]){re.escape(value)}(?![\w]|\.\d)"
+            pattern = rf"{_TOKEN_START}{re.escape(value)}{_TOKEN_END}"
             if _ISO_DATE.fullmatch(value):  # any common way of writing a date binds, as ISO
                 out += [(m.start(), m.end(), "date", "date") for m in re.finditer(pattern, task)]
             else:
@@ -138,7 +141,7 @@ class _TaskSpans:
             if " " in value.strip():  # the same words, spaced differently in the task
                 words = value.split()
                 spaced = r"\s+".join(re.escape(w) for w in words)
-                loose = rf"(?<![\w.]){spaced}(?![\w]|\.\d)"
+                loose = rf"{_TOKEN_START}{spaced}{_TOKEN_END}"
                 for m in re.finditer(loose, task):
                     if m.group() != value and " ".join(m.group().split()) == value:
                         out.append((m.start(), m.end(), kind, "squash"))
@@ -426,7 +429,10 @@ class _Lifter:
                 if any(piece == word for piece, _e, _p, _s in self.scalars):
                     continue
                 k += 1
-                self._param(word, f"{hint}_{k}")
+                if self._param(word, f"{hint}_{k}") is None:  # "INC-4820" from "#4820": its digits are the task's
+                    for run in re.findall(r"\d+", word):
+                        if run != word:
+                            self._param(run, f"{hint}_{k}")
             # a value the task says beats a result that happens to hold it: "already in vpn-users"
             # says the group the task named, whichever element of the user's groups it was
             for piece, expr, _prio, spec in list(self.scalars):
@@ -450,7 +456,8 @@ class _Lifter:
                 expr = self.used.get(self._value_key(expr), expr)
             if len(piece) < 2 and not piece.isdigit():
                 continue
-            for m in re.finditer(rf"(?<![\w.@-]){re.escape(piece)}(?![\w@-]|\.\w)", text):
+            bounds = _DIGITS_IN_WORD if piece.isdigit() else (r"(?<![\w.@-])", r"(?![\w@-]|\.\w)")
+            for m in re.finditer(rf"{bounds[0]}{re.escape(piece)}{bounds[1]}", text):
                 if any(m.start() < e and s < m.end() for s, e, _, _ in taken):
                     continue
                 taken.append((m.start(), m.end(), expr, spec))
@@ -589,10 +596,13 @@ def _dig(value: Any, path: tuple[str | int, ...]) -> Any:
     return value
 
 
+_DIGITS_IN_WORD = (r"(?<!\d)(?<!\d[.,])", r"(?!\d|[.,]\d)")  # a digit run may sit inside a code: INC-{n}
+
+
 def _singular(word: str) -> str:
     if word.endswith("ies") and len(word) > 4:
         return word[:-3] + "y"
-    if word.endswith("s") and not word.endswith("ss") and len(word) > 3:
+    if word.endswith("s") and not word.endswith(("ss", "us")) and len(word) > 3:
         return word[:-1]
     return word
 
@@ -813,4 +823,4 @@ def _also_slot(template: str, text: str, pname: str) -> str:
 
 
 def _sub_literal(literal: str, text: str, pname: str) -> str:
-    return re.sub(rf"(?<![\w.]){re.escape(text)}(?![\w]|\.\d)", "{" + pname + "}", literal)
+    return re.sub(rf"{_TOKEN_START}{re.escape(text)}{_TOKEN_END}", "{" + pname + "}", literal)
