@@ -33,7 +33,7 @@ from ._exceptions import (
 )
 from ._index import HotIndex, Match, SemanticIndex
 from ._library import Library, MetaCache, SkillFile, read_skill_file
-from ._learning import spec_from_runs
+from ._learning import generalize, spec_from_runs
 from ._lifting import lift
 from ._spec import SkillSpec
 from ._template import TaskTemplate
@@ -686,6 +686,10 @@ class Forge:
                 refreshed = self._refreshed(existing, traj)
                 if refreshed is not None:
                     return self._write(*refreshed)
+            if family is None and not any(v.template.bind(traj.task) is not None for v in variants):
+                widened = self._generalized(spec, traj)  # a task no template took: widen one that nearly did
+                if widened is not None:
+                    return widened
             taken = {p.stem for p in self.library.paths()}
             name = spec.name
             i = 2
@@ -743,6 +747,62 @@ class Forge:
         if prove_all(source, merged, [*runs, traj]) is not None:
             return None
         return merged, source, [*runs, traj]
+
+    def _generalized(self, spec: SkillSpec, traj: Trajectory) -> Compiled | None:
+        """A family of skills whose template differs from this run's task in one region, widened to take it.
+
+        The texts differ in one region that feeds no argument (``he`` / ``she``, a trailing
+        "Thanks!"), and this run made the same calls from the same sources as one skill of
+        the family in a world of the same kind (they merge): the template keeps exactly the
+        texts seen in that region (see ``generalize``), and every skill of the family is
+        learned again under it. Families with a hand-edited file are left as they are.
+        """
+        hot = self._index()
+        mine = TaskTemplate(spec.template, list(spec.slots))
+        for text in sorted(hot.by_template):
+            family = sorted(hot.by_template[text], key=lambda s: s.name)
+            if any(v.edited for v in family):
+                continue
+            template = generalize(family[0].template, mine)
+            if template is None:
+                continue
+            rewritten = self._relearned(family, template, traj)
+            if rewritten is None:
+                continue
+            logger.info("%s now also take %r (template %r)", ", ".join(v.name for v in family), traj.task, template.text)
+            compiled = None
+            for merged, source, runs in rewritten:
+                done = self._write(merged, source, runs)
+                if traj in runs:
+                    compiled = done
+            return compiled
+        return None
+
+    def _relearned(
+        self, family: list[SkillFile], template: TaskTemplate, traj: Trajectory
+    ) -> list[tuple[SkillSpec, str, list[Trajectory]]] | None:
+        """Every skill of ``family`` learned again under ``template``, ``traj`` merged into one; None if any fails."""
+        out: list[tuple[SkillSpec, str, list[Trajectory]]] = []
+        taken = False
+        for v in family:
+            try:
+                runs = [self.library.load_run(h) for h in v.runs]
+            except SkillFileError:
+                return None
+            candidates = [runs] if taken else [[*runs, traj], runs]
+            for these in candidates:
+                merged = spec_from_runs(these, name=v.name, template=template, importable=self.importable_skills)
+                if isinstance(merged, Rejected):
+                    continue
+                source = render_skill(merged)
+                if self.policy_violations(source, merged.name, merged.instances) or prove_all(source, merged, these):
+                    continue
+                out.append((merged, source, these))
+                taken = taken or these is not runs
+                break
+            else:
+                return None
+        return out if taken else None
 
     def _absorbed(
         self, spec: SkillSpec, source: str, runs: list[Trajectory], other: SkillFile

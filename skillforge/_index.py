@@ -64,10 +64,10 @@ class HotIndex:
         self.remove(skill.name)
         self.by_name[skill.name] = skill
         self.by_template.setdefault(skill.template.text, []).append(skill)
-        key = skill.template.key
-        if key is None:
+        keys = skill.template.keys
+        if not keys:
             self.free[skill.name] = skill
-        else:
+        for key in keys:
             self.by_key.setdefault(key, []).append(skill)
 
     def remove(self, name: str) -> None:
@@ -79,8 +79,7 @@ class HotIndex:
         siblings[:] = [s for s in siblings if s.name != name]
         if not siblings:
             self.by_template.pop(old.template.text, None)
-        key = old.template.key
-        if key is not None:
+        for key in old.template.keys:
             bucket = self.by_key.get(key, [])
             bucket[:] = [s for s in bucket if s.name != name]
             if not bucket:

@@ -23,19 +23,87 @@ runs apart.
 
 from __future__ import annotations
 
+import difflib
+import re
 from typing import Any
 
 from ._guards import MISSING, observe
 from ._lifting import Rejected, Site, expr_at, lift
 from ._spec import Expr, Guard, SkillSpec, Step
-from ._template import TaskTemplate
+from ._template import CHOICE, Slot, TaskTemplate, choices, union_shape
 from ._trajectory import Trajectory
 
-__all__ = ["ATTRIBUTE_RUNS", "merge", "settle", "spec_from_runs"]
+__all__ = ["ATTRIBUTE_RUNS", "generalize", "merge", "settle", "spec_from_runs"]
 
 ATTRIBUTE_RUNS = 5  # runs that acted alike, each with another value, before a text fact counts as an attribute
 _SWITCHES = frozenset({"eq", "member", "equal", "values", "pin", "len", "sign", "count"})  # kept as sets of values
 _OBSERVED = _SWITCHES | {"has"}  # facts that can be read off any run's results
+
+
+_TOKEN = re.compile(r"\s*(?:\{\{|\}\}|\{[^{}]*\}|\w+|[^\w\s])")
+_MEANINGFUL = set("-+$\u20ac\u00a3\u00a5%")
+CHOICE_SLOT = "_1"
+
+
+def generalize(a: TaskTemplate, b: TaskTemplate) -> TaskTemplate | None:
+    """The template of two runs' tasks: their common text, with the one region where they differ as a choice.
+
+    Slot shapes widen to fit both (``a.a`` and ``a.a-a``: either).
+    ``"Remove {username} from the {group} group — he moved teams."`` and the same with
+    *she* give ``"... — {_1} moved teams."`` where ``_1`` is one of ``he``, ``she``: exactly
+    the texts runs showed (a third pronoun is a miss until a run shows it). Slots must
+    be the same; a template holds at most one choice, so no combination of texts that
+    no run showed together can bind; a region that carries a sign, currency or percent,
+    has no words, or outweighs the common text keeps the runs apart (None).
+    """
+    real_a = [s for s in a.slots if s.kind != CHOICE]
+    if any(s.kind == CHOICE for s in b.slots) or len(real_a) != len(b.slots):
+        return None
+    real: list[Slot] = []
+    for sa, sb in zip(real_a, b.slots, strict=True):  # the same slots; their shapes widen to fit both
+        if (sa.name, sa.kind, sa.type, sa.transform, sa.same) != (sb.name, sb.kind, sb.type, sb.transform, sb.same):
+            return None
+        real.append(Slot(sa.name, sa.kind, sa.type, sa.transform, union_shape(sa.shape, sb.shape), sa.same))
+    ta, tb = _TOKEN.findall(a.text), _TOKEN.findall(b.text)
+    ops = [op for op in difflib.SequenceMatcher(None, _norm(ta), _norm(tb), autojunk=False).get_opcodes() if op[0] != "equal"]
+    if not ops:
+        if real == real_a:
+            return None  # nothing to widen
+        return TaskTemplate(a.text, [*real, *(s for s in a.slots if s.kind == CHOICE)])
+    if len(ops) != 1:
+        return None
+    _tag, i1, i2, j1, j2 = ops[0]
+    region_a, region_b = ta[i1:i2], tb[j1:j2]
+    if any(t.strip().startswith("{") and t.strip() not in ("{{", "}}") for t in region_b):
+        return None  # a slot of one template is text in the other
+    existing = [s for s in a.slots if s.kind == CHOICE]
+    if existing:
+        if [t.strip() for t in region_a] != ["{" + existing[0].name + "}"]:
+            return None  # a second region would let texts combine that no run showed together
+        alternatives = [*choices(existing[0]), "".join(region_b).strip()]
+    elif any(t.strip().startswith("{") and t.strip() not in ("{{", "}}") for t in region_a):
+        return None
+    else:
+        alternatives = ["".join(region_a).strip(), "".join(region_b).strip()]
+    for alt in alternatives:
+        if "|" in alt or "{" in alt or "}" in alt or _MEANINGFUL & set(alt) or (alt and not re.search(r"\w", alt)):
+            return None
+    common = sum(1 for t in ta[:i1] + ta[i2:] if re.fullmatch(r"\s*\w+", t))
+    if common < 2 or any(len(re.findall(r"\w+", alt)) > common for alt in alternatives):
+        return None
+    lead = (region_a or region_b or [" "])[0]
+    lead = lead[: len(lead) - len(lead.lstrip())] or (" " if i1 else "")
+    text = "".join(ta[:i1]) + lead + "{" + CHOICE_SLOT + "}" + "".join(ta[i2:])
+    shape = "|".join(sorted(set(alternatives), key=lambda x: (x.lower(), x)))
+    slots = [*real, Slot(CHOICE_SLOT, CHOICE, "str", None, shape)]
+    try:
+        return TaskTemplate(text.strip(), slots)
+    except ValueError:
+        return None
+
+
+def _norm(tokens: list[str]) -> list[str]:
+    return [t.strip().lower() for t in tokens]
 
 
 def spec_from_runs(
@@ -137,7 +205,7 @@ def _combine(kept: list[list[Guard]], varied: list[tuple[int, Guard, list[Any]]]
         if len(combos) == full:  # every combination was seen: each fact on its own
             for call, g, seen in here:
                 allowed = sorted(set(seen), key=repr)
-                if len(allowed) == len(_DOMAINS.get(g.kind, ())):
+                if len(allowed) == len(_DOMAINS.get(g.kind, ())) or allowed == [False, True]:
                     continue  # every value the fact can take: it tells nothing apart
                 if g.kind == "eq":
                     kept[i].append(Guard("eq", g.path, allowed[0] if len(allowed) == 1 else tuple(allowed)))

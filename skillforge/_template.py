@@ -22,6 +22,7 @@ __all__ = [
     "shape_key",
     "shape_of",
     "shape_regex",
+    "union_shape",
     "slot_kind",
     "transform",
 ]
@@ -173,8 +174,30 @@ def shape_of(raw: str, kind: str) -> str:
     return "".join(out)
 
 
+def union_shape(a: str | None, b: str | None) -> str | None:
+    """The narrowest shape that fits the texts of both: the same, a wider word count, or either.
+
+    >>> union_shape("a.a", "a.a-a"), union_shape("words:2-4", "words:5-7:,")
+    ('a.a||a.a-a', 'words:2-7:,')
+    """
+    if a is None or b is None:
+        return None
+    if a == b:
+        return a
+    wa, wb = re.fullmatch(r"words:(\d+)-(\d+)(?::(.*))?", a), re.fullmatch(r"words:(\d+)-(\d+)(?::(.*))?", b)
+    if wa and wb:
+        punct = "".join(sorted(set((wa[3] or "") + (wb[3] or ""))))
+        return f"words:{min(int(wa[1]), int(wb[1]))}-{max(int(wa[2]), int(wb[2]))}" + (f":{punct}" if punct else "")
+    return "||".join(sorted(set(a.split("||")) | set(b.split("||"))))
+
+
 def shape_regex(shape: str, kind: str) -> str:
-    """The regex of a shape (see ``shape_of``); raises ValueError on a shape it does not know."""
+    """The regex of a shape (see ``shape_of``); raises ValueError on a shape it does not know.
+
+    ``"a.a||a.a-a"`` is either shape: the slot was learned from texts of both.
+    """
+    if "||" in shape:
+        return "(?:" + "|".join(shape_regex(part, kind) for part in shape.split("||")) + ")"
     if shape == "date":
         return f"(?:{DATE_PATTERN})"
     if shape == "email":
@@ -293,6 +316,33 @@ class Slot:
     same: str | None = None
 
 
+_NO_SLOT = Slot("", "", "")
+CHOICE = "choice"  # a slot kind: one of the texts runs showed there (``shape`` lists them, "|"-separated)
+_MAX_KEYS = 64
+
+
+def choices(slot: Slot) -> list[str]:
+    """The texts a choice slot accepts, longest first (an empty one: the region may be absent)."""
+    return sorted(set((slot.shape or "").split("|")), key=lambda a: (-len(a), a))
+
+
+def _literal_regex(text: str) -> str:
+    words = _WORD.findall(text)
+    if not words:
+        return r"\W*"
+    return r"\W*" + r"\W+".join(rf"\b{re.escape(w)}\b" for w in words) + r"\W*"
+
+
+def _keys(sample: str, choice_slots: list[Slot]) -> tuple[str, ...]:
+    """Shape keys of a template: one per combination of its choices (none if too many: found through Chroma)."""
+    combos = [sample]
+    for slot in choice_slots:
+        combos = [c.replace("\0" + slot.name + "\0", " " + a + " ") for c in combos for a in choices(slot)]
+        if len(combos) > _MAX_KEYS:
+            return ()
+    return tuple(sorted({shape_key(c) for c in combos}))
+
+
 class TaskTemplate:
     """A compiled task template.
 
@@ -304,7 +354,7 @@ class TaskTemplate:
         True
     """
 
-    __slots__ = ("text", "slots", "regex", "key", "specificity", "_convert", "_same", "max_chars")
+    __slots__ = ("text", "slots", "regex", "keys", "specificity", "_convert", "_same", "max_chars", "params")
 
     def __init__(self, text: str, slots: list[Slot] | tuple[Slot, ...]) -> None:
         self.text = text
@@ -327,7 +377,11 @@ class TaskTemplate:
             if name is None:
                 words = _WORD.findall(literal)
                 literal_words += len(words)
-                between_slots = 0 < i < n - 1 and pieces[i - 1][1] is not None and pieces[i + 1][1] is not None
+                between_slots = (  # two values side by side need something between them (a choice may be empty)
+                    0 < i < n - 1
+                    and by_name.get(pieces[i - 1][1] or "", _NO_SLOT).kind not in ("", CHOICE)
+                    and by_name.get(pieces[i + 1][1] or "", _NO_SLOT).kind not in ("", CHOICE)
+                )
                 before, middle, after = _split_adjacent(literal, i > 0 and pieces[i - 1][1] is not None,
                                                         i < n - 1 and pieces[i + 1][1] is not None)
                 regex_parts.append(re.escape(before))
@@ -339,6 +393,11 @@ class TaskTemplate:
                     regex_parts.append(r"\W*")
                 regex_parts.append(_NOT_AFTER_MEANINGFUL + re.escape(after) if after else "")
                 sample.append(literal)
+            elif by_name[name].kind == CHOICE:  # text that differed between runs and fed nothing: one of those seen
+                alternatives = choices(by_name[name])
+                literal_words += min(len(_WORD.findall(a)) for a in alternatives)
+                regex_parts.append(f"(?P<{name}>" + "|".join(_literal_regex(a) for a in alternatives) + ")")
+                sample.append("\0" + name + "\0")
             else:
                 slot = by_name[name]
                 prev = pieces[i - 1][0] if i else ""
@@ -359,10 +418,11 @@ class TaskTemplate:
         if pieces and pieces[-1][1] is not None:  # ends with a slot: allow trailing punctuation
             regex_parts.append(r"\W*")
         self.regex = re.compile("".join(regex_parts), re.IGNORECASE | re.DOTALL)
-        self.key = shape_key("".join(sample)) if hot else None
+        self.keys = _keys("".join(sample), [s for s in self.slots if s.kind == CHOICE]) if hot else ()
+        self.params = tuple(s for s in self.slots if s.kind != CHOICE)  # what a skill takes: choices are not data
         typed = sum(1 for s in self.slots if s.kind in _HOT_KINDS)
         # more literal words first, then more typed (narrower) slots, then fewer slots
-        self.specificity = (literal_words, typed, -len(self.slots))
+        self.specificity = (literal_words, typed, -len(self.params))
         # free-text slots make matching cost grow with the task's length to the power of their
         # number; past these lengths a task does not bind (the agent takes it), so a long ticket
         # can never stall the hot path
@@ -383,7 +443,7 @@ class TaskTemplate:
         m = self.regex.fullmatch(task.strip())
         if m is None:
             return None
-        out: dict[str, Any] = m.groupdict()
+        out: dict[str, Any] = {k: v for k, v in m.groupdict().items() if k[0] != "_"}
         for name, other in self._same:
             if _said(out[name]) != _said(out[other]):
                 return None  # learned from one value said twice: a task with two values is another shape

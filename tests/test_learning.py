@@ -1,0 +1,169 @@
+"""Learning from several runs, on runs alone: merged facts, attributes, and templates widened by evidence."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from skillforge._codegen import render_skill
+from skillforge._compile import prove_all
+from skillforge._learning import ATTRIBUTE_RUNS, generalize, spec_from_runs
+from skillforge._lifting import Rejected, discover_template
+from skillforge._template import Slot, TaskTemplate
+from skillforge._trajectory import Call, Outcome, ToolRef, Trajectory
+
+TOOLS = {
+    "get_order": ToolRef(module="shop", qualname="get_order", read=True, params=("order_id",)),
+    "refund": ToolRef(module="shop", qualname="refund", params=("order_id", "amount")),
+}
+
+
+def run(order_id: str, order: dict[str, Any], task: str | None = None) -> Trajectory:
+    full = {"id": order_id, "total": 40.0, **order}
+    return Trajectory(
+        task=task or f"Refund order #{order_id}",
+        calls=[
+            Call(tool="get_order", args={"order_id": order_id}, result=full),
+            Call(tool="refund", args={"order_id": order_id, "amount": 40.0}, result={"ok": True}),
+        ],
+        outcome=Outcome(ok=True, output=f"Refunded order {order_id}."),
+        tools=TOOLS,
+    )
+
+
+def learn(runs: list[Trajectory]) -> Any:
+    template = discover_template(runs[0])
+    assert not isinstance(template, Rejected)
+    spec = spec_from_runs(runs, name="refund_order", template=template)
+    if isinstance(spec, Rejected):
+        return spec, None
+    source = render_skill(spec)
+    assert prove_all(source, spec, runs) is None  # the merged skill still reproduces every run
+    return spec, source
+
+
+def test_two_flags_keep_only_the_combinations_runs_showed() -> None:
+    _spec, source = learn([run("1", {"fraud_hold": False, "approved": False}), run("2", {"fraud_hold": True, "approved": True})])
+    assert "(order['approved'], order['fraud_hold']) in ((False, False), (True, True))" in source
+
+
+def test_a_flag_seen_both_ways_with_nothing_else_varying_guards_nothing() -> None:
+    _spec, source = learn([run("1", {"gift": False}), run("2", {"gift": True})])
+    assert "gift" not in source.split("def refund_order", 1)[1]
+
+
+def test_a_list_empty_in_one_run_and_not_in_another_merges_as_a_switch() -> None:
+    _spec, source = learn([run("1", {"notes": []}), run("2", {"notes": [{"flag": True}]})])
+    body = source.split("def refund_order", 1)[1]
+    assert "len(order['notes']) > 0" in body and "values(order, 'notes', '*', 'flag')" in body
+
+
+def test_a_status_keeps_its_values_and_a_name_new_in_every_run_is_an_attribute() -> None:
+    statuses = ["shipped", "delivered", "shipped", "delivered", "shipped"]
+    names = ["Berlin", "Paris", "Lima", "Oslo", "Quito"]
+    runs = [run(str(i), {"status": s, "city": c}) for i, (s, c) in enumerate(zip(statuses, names, strict=True), 1)]
+    _spec, source = learn(runs)
+    body = source.split("def refund_order", 1)[1]
+    assert "order['status'] in ('delivered', 'shipped')" in body
+    assert f"# not guarded: order['city'] took {ATTRIBUTE_RUNS} different values in {ATTRIBUTE_RUNS} runs" in body
+
+
+def test_a_name_seen_in_fewer_runs_stays_guarded() -> None:
+    runs = [run(str(i), {"status": s}) for i, s in enumerate(["Shipped", "Packed", "Late", "Lost"], 1)][: ATTRIBUTE_RUNS - 1]
+    _spec, source = learn(runs)
+    assert "order['status'] in (" in source  # four values, each new: not yet evidence of an attribute
+
+
+def test_runs_whose_calls_differ_are_not_merged() -> None:
+    refused = Trajectory(
+        task="Refund order #3", calls=[Call(tool="get_order", args={"order_id": "3"}, result={"id": "3", "total": 40.0})],
+        outcome=Outcome(ok=True, output="Refunded order 3."), tools=TOOLS,
+    )
+    spec, _ = learn([run("1", {}), refused])
+    assert isinstance(spec, Rejected)
+
+
+def test_a_path_one_run_lacks_keeps_the_runs_apart() -> None:
+    spec, _ = learn([run("1", {"hold": {"on": False}}), run("2", {"hold": "none"})])
+    assert isinstance(spec, Rejected)
+
+
+U = Slot("username", "id", "str", None, "a.a")
+G = Slot("group", "id", "str", None, "a-a")
+
+
+def test_one_differing_region_becomes_a_choice_of_exactly_the_texts_seen() -> None:
+    he = TaskTemplate("Remove {username} from the {group} group, he moved teams.", [U, G])
+    she = TaskTemplate("Remove {username} from the {group} group, she moved teams.", [U, G])
+    both = generalize(he, she)
+    assert both is not None and both.text == "Remove {username} from the {group} group, {_1} moved teams."
+    assert both.bind("Remove ann.li from the vpn-users group, she moved teams.") == {"username": "ann.li", "group": "vpn-users"}
+    assert both.bind("Remove ann.li from the vpn-users group, it moved teams.") is None
+    assert both.bind("Remove ann.li from the vpn-users group, never moved teams.") is None
+
+
+def test_a_trailing_thanks_is_optional_text_and_nothing_else_is() -> None:
+    plain = TaskTemplate("Please reset the password for {username}.", [U])
+    thanks = TaskTemplate("Please reset the password for {username}. Thanks!", [U])
+    both = generalize(plain, thanks)
+    assert both is not None
+    assert both.bind("please reset the password for a.b") == {"username": "a.b"}
+    assert both.bind("please reset the password for a.b, thanks") == {"username": "a.b"}
+    assert both.bind("please reset the password for a.b. Actually, don't.") is None
+
+
+def test_regions_that_would_combine_unseen_texts_or_carry_meaning_keep_templates_apart() -> None:
+    a = TaskTemplate("Hi, please reset {username} now, he asked.", [U])
+    b = TaskTemplate("Hello, please reset {username} now, she asked.", [U])
+    assert generalize(a, b) is None  # two regions: "Hello ... he" was never seen
+    amount = Slot("amount", "int", "int", None, "9")
+    dollars = TaskTemplate("Refund ${amount} on the order please", [amount])
+    percent = TaskTemplate("Refund {amount}% on the order please", [amount])
+    assert generalize(dollars, percent) is None
+    other = TaskTemplate("Add {username} to the wiki group", [U])
+    assert generalize(a, other) is None  # no common text to speak of
+
+
+def test_slot_shapes_widen_to_fit_both_texts() -> None:
+    dotted = TaskTemplate("Please reset the password for {username}.", [U])
+    hyphen = TaskTemplate("Please reset the password for {username}.", [Slot("username", "id", "str", None, "a.a-a")])
+    both = generalize(dotted, hyphen)
+    assert both is not None
+    assert both.bind("Please reset the password for ana.garcia-lopez.") == {"username": "ana.garcia-lopez"}
+    assert both.bind("Please reset the password for sam.lee.") == {"username": "sam.lee"}
+    assert both.bind("Please reset the password for Sam Lee.") is None
+    assert generalize(dotted, dotted) is None  # nothing to widen
+
+
+def remover(t: dict[str, Any]):
+    """Removes a user from a group; whatever follows the request ("he moved teams") changes nothing."""
+    import re
+
+    from tests.toolsets.safety import Tools
+
+    def agent(task: str, transcript: list | None = None) -> str:
+        tools = Tools(t, transcript)
+        m = re.match(r"Remove ([\w.]+) from the ([\w-]+) group\b", task)
+        if m is None:
+            raise ValueError(task)
+        username, group = m.groups()
+        user = tools.get_user(username=username)
+        if group not in user["groups"]:
+            return f"{username} is not in {group}."
+        tools.remove_from_group(username=username, group=group)
+        return f"Removed {username} from {group}."
+
+    return agent
+
+
+def test_a_forge_widens_a_template_by_one_region_and_serves_the_texts_seen(tmp_path) -> None:  # noqa: ANN001
+    from tests.test_safety import check, make_forge, user
+
+    world = {"users": {u: user(i, u, ["staff", "wiki"]) for i, u in enumerate(["ann.li", "bo.chen", "cy.diaz", "di.eng"])}}
+    forge = make_forge(tmp_path, remover)
+    assert check(forge, "Remove ann.li from the wiki group — he moved teams.", world).result.source == "agent"
+    second = check(forge, "Remove bo.chen from the wiki group — she moved teams.", world).result
+    assert second.source == "agent" and second.learned == "remove_group_he_moved"  # one skill, widened
+    assert [p.stem for p in forge.skills_dir.glob("*.py") if p.stem != "__init__"] == ["remove_group_he_moved"]
+    assert check(forge, "Remove cy.diaz from the staff group — she moved teams.", world).result.source == "skill"
+    unseen = check(forge, "Remove di.eng from the wiki group — they moved teams.", world).result
+    assert unseen.source == "agent"  # a text no run showed there is a miss
