@@ -736,17 +736,19 @@ class Forge:
         except SkillFileError as e:
             logger.info("cannot merge into %s: %s", existing.name, e)
             return None
-        merged = spec_from_runs(
-            [*runs, traj], name=existing.name, template=existing.template, importable=self.importable_skills
-        )
-        if isinstance(merged, Rejected):
+        return self._from_runs([*runs, traj], existing.name, existing.template)
+
+    def _from_runs(
+        self, runs: list[Trajectory], name: str, template: TaskTemplate
+    ) -> tuple[SkillSpec, str, list[Trajectory]] | None:
+        """A skill learned from ``runs``, rendered, within the policy and proven on every run; else None."""
+        spec = spec_from_runs(runs, name=name, template=template, importable=self.importable_skills)
+        if isinstance(spec, Rejected):
             return None
-        source = render_skill(merged)
-        if self.policy_violations(source, merged.name, merged.instances):
+        source = render_skill(spec)
+        if self.policy_violations(source, spec.name, spec.instances) or prove_all(source, spec, runs) is not None:
             return None
-        if prove_all(source, merged, [*runs, traj]) is not None:
-            return None
-        return merged, source, [*runs, traj]
+        return spec, source, runs
 
     def _generalized(self, spec: SkillSpec, traj: Trajectory) -> Compiled | None:
         """A family of skills whose template differs from this run's task in one region, widened to take it.
@@ -791,13 +793,10 @@ class Forge:
                 return None
             candidates = [runs] if taken else [[*runs, traj], runs]
             for these in candidates:
-                merged = spec_from_runs(these, name=v.name, template=template, importable=self.importable_skills)
-                if isinstance(merged, Rejected):
+                learned = self._from_runs(these, v.name, template)
+                if learned is None:
                     continue
-                source = render_skill(merged)
-                if self.policy_violations(source, merged.name, merged.instances) or prove_all(source, merged, these):
-                    continue
-                out.append((merged, source, these))
+                out.append(learned)
                 taken = taken or these is not runs
                 break
             else:
@@ -818,14 +817,7 @@ class Forge:
             return None
         known = {r.hash for r in runs}
         together = runs + [r for r in theirs if r.hash not in known]
-        merged = spec_from_runs(together, name=spec.name, template=TaskTemplate(spec.template, list(spec.slots)),
-                                importable=self.importable_skills)
-        if isinstance(merged, Rejected):
-            return None
-        wider = render_skill(merged)
-        if self.policy_violations(wider, merged.name, merged.instances) or prove_all(wider, merged, together) is not None:
-            return None
-        return merged, wider, together
+        return self._from_runs(together, spec.name, TaskTemplate(spec.template, list(spec.slots)))
 
     def _refreshed(self, existing: SkillFile, traj: Trajectory) -> tuple[SkillSpec, str, list[Trajectory]] | None:
         """``existing`` learned again from ``traj`` when only its tools' check captures changed.
