@@ -45,7 +45,7 @@ _ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 # a whole token of the task: not part of "gina.rossi", "INC-4820" or "a@b.io" (a sentence's full stop may follow)
 _TOKEN_START = r"(?<!\w)(?<!\w[.@_/-])"
 _TOKEN_END = r"(?!\w|[.@_/-]\w)"
-_NUMBER_SPAN = re.compile(r"(?<![\w.$])\$?\d[\d,]*(?:\.\d+)?(?![\w]|\.\d)")
+_NUMBER_SPAN = re.compile(r"(?<![\w.$-])-?\$?\d[\d,]*(?:\.\d+)?(?![\w]|\.\d)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,7 +165,7 @@ class _TaskSpans:
                 raw = m.group()
                 if parse_number(raw) != value:
                     continue
-                plain = raw.isdigit() if t is int else re.fullmatch(r"\d+(?:\.\d+)?", raw) is not None
+                plain = re.fullmatch(r"-?\d+" if t is int else r"-?\d+(?:\.\d+)?", raw) is not None
                 if plain:
                     out.append((m.start(), m.end(), "int" if t is int else "number", None))
                 else:

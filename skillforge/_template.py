@@ -327,10 +327,27 @@ def choices(slot: Slot) -> list[str]:
 
 
 def _literal_regex(text: str) -> str:
-    words = _WORD.findall(text)
-    if not words:
-        return r"\W*"
-    return r"\W*" + r"\W+".join(rf"\b{re.escape(w)}\b" for w in words) + r"\W*"
+    words = _words_regex(text)
+    return rf"\W*{words}\W*" if words else r"\W*"
+
+
+def _words_regex(text: str) -> str:
+    """The words of literal text, strict, with any spacing and punctuation between them.
+
+    A number among them keeps its sign, currency, decimal point and percent: literal
+    ``by -10`` is not ``by 10``, and literal ``10`` is not ``-10``, ``10.5`` or ``10%``.
+    """
+    pieces = []
+    for m in _WORD.finditer(text):
+        piece = rf"\b{re.escape(m.group())}\b"
+        if any(c.isdigit() for c in m.group()):
+            before = text[m.start() - 1] if m.start() else ""
+            after = text[m.end()] if m.end() < len(text) else ""
+            piece = (re.escape(before) if before and before in _MEANINGFUL_BEFORE else _NOT_AFTER_MEANINGFUL) + piece
+            piece += "%" if after == "%" else "(?!%)"
+            piece += r"(?![.,]\d)"
+        pieces.append(piece)
+    return r"\W+".join(pieces)
 
 
 def _keys(sample: str, choice_slots: list[Slot]) -> tuple[str, ...]:
@@ -386,7 +403,7 @@ class TaskTemplate:
                                                         i < n - 1 and pieces[i + 1][1] is not None)
                 regex_parts.append(re.escape(before))
                 if words:
-                    regex_parts.append(r"\W*" + r"\W+".join(rf"\b{re.escape(w)}\b" for w in words) + r"\W*")
+                    regex_parts.append(r"\W*" + _words_regex(literal) + r"\W*")
                 elif between_slots and literal and not (before or after):
                     regex_parts.append(r"\W+")
                 elif middle or i in (0, n - 1):

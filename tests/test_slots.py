@@ -109,3 +109,26 @@ def test_a_file_from_before_shapes_gets_the_shape_of_its_example_and_any_widens_
     path.write_text(source.replace("'shape': 'words:3-5:,'", "'shape': 'any'"))
     wide = read_skill_file(path)
     assert wide.template.bind("Please ship order #1006 to 4 Mill Lane. Also refund it instead.") is not None
+
+
+def test_a_number_in_the_literal_text_keeps_its_sign_point_and_percent() -> None:
+    t = TaskTemplate("Adjust balance by -10 for {v}", [Slot("v", "id", "str", None, "A-9")])
+    assert t.bind("Adjust balance by -10 for AC-7") == {"v": "AC-7"}
+    for task in ["Adjust balance by 10 for AC-7", "Adjust balance by -10.5 for AC-7", "Adjust balance by -10% for AC-7"]:
+        assert t.bind(task) is None, task
+
+
+def test_a_negative_amount_the_task_says_is_a_parameter_with_its_sign() -> None:
+    from skillforge._lifting import discover_template
+    from skillforge._trajectory import Call, Outcome, ToolRef, Trajectory
+
+    run = Trajectory(
+        task="Adjust balance of AC-7 by -10",
+        calls=[Call(tool="adjust", args={"account_id": "AC-7", "amount": -10}, result={"ok": True})],
+        outcome=Outcome(ok=True, output="done"),
+        tools={"adjust": ToolRef(module="bank", qualname="adjust", params=("account_id", "amount"))},
+    )
+    template = discover_template(run)
+    assert isinstance(template, TaskTemplate)
+    assert template.bind("Adjust balance of AC-9 by -25") == {"account_id": "AC-9", "amount": -25}
+    assert template.bind("Adjust balance of AC-9 by 25") is None
