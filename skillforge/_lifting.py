@@ -27,7 +27,8 @@ from typing import Any
 
 from ._guards import collection, derive_guards, refs_in, walk_exprs
 from ._spec import Const, DictOf, Expr, Fmt, Guard, Join, Len, ListOf, Param, Ref, Select, SkillSpec, Step
-from ._template import DATE_PATTERN, Slot, TaskTemplate, _said, parse_date, parse_number, shape_of, slot_kind
+from ._spans import TOKEN_END, TOKEN_START, TaskSpans
+from ._template import Slot, TaskTemplate, _said, shape_of
 
 from ._trajectory import Trajectory, canonical_json
 
@@ -41,11 +42,6 @@ _STOP_WORDS = frozenset(
 )
 _RESERVED = frozenset({"require", "has", "check", "SKILL", "result", "str", "int", "float", "list", "dict", "len", "format"})
 _IDENT = re.compile(r"[^0-9a-zA-Z_]+")
-_ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
-# a whole token of the task: not part of "gina.rossi", "INC-4820" or "a@b.io" (a sentence's full stop may follow)
-_TOKEN_START = r"(?<!\w)(?<!\w[.@_/-])"
-_TOKEN_END = r"(?!\w|[.@_/-]\w)"
-_NUMBER_SPAN = re.compile(r"(?<![\w.$-])-?\$?\d[\d,]*(?:\.\d+)?(?![\w]|\.\d)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,79 +96,6 @@ def _is_scalar(v: Any) -> bool:
     return type(v) in (str, int, float)
 
 
-class _TaskSpans:
-    """Finds values in the task text, on word boundaries, without overlaps."""
-
-    def __init__(self, task: str) -> None:
-        self.task = task
-        self.claimed: list[tuple[int, int, str]] = []  # (start, end, param name)
-
-    def _overlaps(self, start: int, end: int) -> str | None:
-        for s, e, name in self.claimed:
-            if start < e and s < end:
-                return name if (s, e) == (start, end) else ""
-        return None
-
-    def find(self, value: Any) -> tuple[int, int, str, str | None] | None:
-        """``(start, end, slot kind, transform)`` of the first free span of the task that says ``value``.
-
-        Verbatim first; then normalised: case (``"ALICE"`` → ``"alice"``), number formats
-        (``"$1,200.50"`` → ``1200.5``), common date formats (``"May 20"`` → ``"2024-05-20"``).
-        """
-        for start, end, kind, how in self._candidates(value):
-            hit = self._overlaps(start, end)
-            if hit is None or hit:
-                return start, end, kind, how
-        return None
-
-    def _candidates(self, value: Any) -> list[tuple[int, int, str, str | None]]:
-        task = self.task
-        out: list[tuple[int, int, str, str | None]] = []
-        t = type(value)
-        if t is str:
-            if len(value) < 2 and not value.isdigit():
-                return out
-            kind = slot_kind(value)
-            pattern = rf"{_TOKEN_START}{re.escape(value)}{_TOKEN_END}"
-            if _ISO_DATE.fullmatch(value):  # any common way of writing a date binds, as ISO
-                out += [(m.start(), m.end(), "date", "date") for m in re.finditer(pattern, task)]
-            else:
-                out += [(m.start(), m.end(), kind, None) for m in re.finditer(pattern, task)]
-            if " " in value.strip():  # the same words, spaced differently in the task
-                words = value.split()
-                spaced = r"\s+".join(re.escape(w) for w in words)
-                loose = rf"{_TOKEN_START}{spaced}{_TOKEN_END}"
-                for m in re.finditer(loose, task):
-                    if m.group() != value and " ".join(m.group().split()) == value:
-                        out.append((m.start(), m.end(), kind, "squash"))
-            for m in re.finditer(pattern, task, re.IGNORECASE):
-                raw = m.group()
-                if raw != value and raw.lower() == value:
-                    out.append((m.start(), m.end(), kind, "lower"))
-                elif raw != value and raw.upper() == value:
-                    out.append((m.start(), m.end(), kind, "upper"))
-            if _ISO_DATE.fullmatch(value):
-                year = int(value[:4])
-                for m in re.finditer(rf"(?<![\w/-])(?:{DATE_PATTERN})(?![\w/-])", task, re.IGNORECASE):
-                    raw = m.group()
-                    if raw == value:
-                        continue
-                    has_year = re.search(r"\d{4}", raw) is not None
-                    if parse_date(raw, None if has_year else year) == value:
-                        out.append((m.start(), m.end(), "date", "date" if has_year else f"date:{year}"))
-        elif t is int or t is float:
-            for m in _NUMBER_SPAN.finditer(task):
-                raw = m.group()
-                if parse_number(raw) != value:
-                    continue
-                plain = re.fullmatch(r"-?\d+" if t is int else r"-?\d+(?:\.\d+)?", raw) is not None
-                if plain:
-                    out.append((m.start(), m.end(), "int" if t is int else "number", None))
-                else:
-                    out.append((m.start(), m.end(), "money", "number"))
-        return out
-
-
 Site = tuple[int, tuple[str | int, ...]]  # (call index, or -1 for the answer; path inside its arguments)
 
 
@@ -187,7 +110,7 @@ class _Lifter:
         self.prefer = prefer or {}  # settled by several runs: the source to use, and the alternatives still open
         self.alts: dict[Site, tuple[Expr, ...]] = {}  # other sources of the same value, for ambiguous choices
         self.used: dict[str, Expr] = {}  # value → the source chosen for it: an answer quoting it uses the same
-        self.spans = _TaskSpans(traj.task)
+        self.spans = TaskSpans(traj.task)
         self.params: dict[tuple[int, int], tuple[str, Any, str, str | None]] = {}  # span → (name, value, kind, how)
         self.bound = bound  # template mode: the slot values the template binds from the task
         self.namer = _Namer(set(traj.tools) | _RESERVED | set(bound or ()))
@@ -823,4 +746,4 @@ def _also_slot(template: str, text: str, pname: str) -> str:
 
 
 def _sub_literal(literal: str, text: str, pname: str) -> str:
-    return re.sub(rf"{_TOKEN_START}{re.escape(text)}{_TOKEN_END}", "{" + pname + "}", literal)
+    return re.sub(rf"{TOKEN_START}{re.escape(text)}{TOKEN_END}", "{" + pname + "}", literal)

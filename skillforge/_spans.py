@@ -1,0 +1,89 @@
+"""Task spans: where a value occurs in the task's text, as a whole token, verbatim or normalised."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ._template import DATE_PATTERN, parse_date, parse_number, slot_kind
+
+__all__ = ["TOKEN_END", "TOKEN_START", "TaskSpans"]
+
+_ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+# a whole token of the task: not part of "gina.rossi", "INC-4820" or "a@b.io" (a sentence's full stop may follow)
+TOKEN_START = r"(?<!\w)(?<!\w[.@_/-])"
+TOKEN_END = r"(?!\w|[.@_/-]\w)"
+_NUMBER_SPAN = re.compile(r"(?<![\w.$-])-?\$?\d[\d,]*(?:\.\d+)?(?![\w]|\.\d)")
+
+
+class TaskSpans:
+    """Finds values in the task text, on word boundaries, without overlaps."""
+
+    def __init__(self, task: str) -> None:
+        self.task = task
+        self.claimed: list[tuple[int, int, str]] = []  # (start, end, param name)
+
+    def _overlaps(self, start: int, end: int) -> str | None:
+        for s, e, name in self.claimed:
+            if start < e and s < end:
+                return name if (s, e) == (start, end) else ""
+        return None
+
+    def find(self, value: Any) -> tuple[int, int, str, str | None] | None:
+        """``(start, end, slot kind, transform)`` of the first free span of the task that says ``value``.
+
+        Verbatim first; then normalised: case (``"ALICE"`` → ``"alice"``), number formats
+        (``"$1,200.50"`` → ``1200.5``), common date formats (``"May 20"`` → ``"2024-05-20"``).
+        """
+        for start, end, kind, how in self._candidates(value):
+            hit = self._overlaps(start, end)
+            if hit is None or hit:
+                return start, end, kind, how
+        return None
+
+    def _candidates(self, value: Any) -> list[tuple[int, int, str, str | None]]:
+        task = self.task
+        out: list[tuple[int, int, str, str | None]] = []
+        t = type(value)
+        if t is str:
+            if len(value) < 2 and not value.isdigit():
+                return out
+            kind = slot_kind(value)
+            pattern = rf"{TOKEN_START}{re.escape(value)}{TOKEN_END}"
+            if _ISO_DATE.fullmatch(value):  # any common way of writing a date binds, as ISO
+                out += [(m.start(), m.end(), "date", "date") for m in re.finditer(pattern, task)]
+            else:
+                out += [(m.start(), m.end(), kind, None) for m in re.finditer(pattern, task)]
+            if " " in value.strip():  # the same words, spaced differently in the task
+                words = value.split()
+                spaced = r"\s+".join(re.escape(w) for w in words)
+                loose = rf"{TOKEN_START}{spaced}{TOKEN_END}"
+                for m in re.finditer(loose, task):
+                    if m.group() != value and " ".join(m.group().split()) == value:
+                        out.append((m.start(), m.end(), kind, "squash"))
+            for m in re.finditer(pattern, task, re.IGNORECASE):
+                raw = m.group()
+                if raw != value and raw.lower() == value:
+                    out.append((m.start(), m.end(), kind, "lower"))
+                elif raw != value and raw.upper() == value:
+                    out.append((m.start(), m.end(), kind, "upper"))
+            if _ISO_DATE.fullmatch(value):
+                year = int(value[:4])
+                for m in re.finditer(rf"(?<![\w/-])(?:{DATE_PATTERN})(?![\w/-])", task, re.IGNORECASE):
+                    raw = m.group()
+                    if raw == value:
+                        continue
+                    has_year = re.search(r"\d{4}", raw) is not None
+                    if parse_date(raw, None if has_year else year) == value:
+                        out.append((m.start(), m.end(), "date", "date" if has_year else f"date:{year}"))
+        elif t is int or t is float:
+            for m in _NUMBER_SPAN.finditer(task):
+                raw = m.group()
+                if parse_number(raw) != value:
+                    continue
+                plain = re.fullmatch(r"-?\d+" if t is int else r"-?\d+(?:\.\d+)?", raw) is not None
+                if plain:
+                    out.append((m.start(), m.end(), "int" if t is int else "number", None))
+                else:
+                    out.append((m.start(), m.end(), "money", "number"))
+        return out
