@@ -1,0 +1,257 @@
+"""Writing what was learned: a run becomes a new skill, widens one, or is already covered.
+
+The policy of what runs make one skill is the pure ``_learning`` module; this part of
+the ``Forge`` feeds it runs from the library and writes what it returns, under the
+library's lock, so that processes learning at once end with one file per skill.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from ._codegen import render_skill
+from ._compile import Compiled, Rejected, admit, admit_file, prove_all
+from ._exceptions import SkillFileError
+from ._learning import generalize, spec_from_runs
+from ._library import SkillFile, read_skill_file
+from ._lifting import lift
+from ._spec import SkillSpec
+from ._template import TaskTemplate
+from ._trajectory import Trajectory
+
+if TYPE_CHECKING:
+    from ._index import HotIndex
+    from ._library import Library
+    from ._policy import Violation
+
+__all__ = ["Learning"]
+
+logger = logging.getLogger(__name__)
+
+
+def _without_captures(spec: SkillSpec) -> Any:
+    """A spec with its check captures, runs and example values left out: what the skill does."""
+    from dataclasses import replace
+
+    steps = tuple(replace(s, pre=tuple(g.kind for g in s.pre), post=tuple(g.kind for g in s.post)) for s in spec.steps)
+    return replace(spec, steps=steps, runs=(), examples={}, task="")
+
+
+class Learning:
+    """The learning half of a ``Forge`` (a mixin: it uses the forge's library, index and policy)."""
+
+    library: Library
+    importable_skills: bool
+    _seen: dict[Any, tuple[int, int]]
+    _synced: bool
+    semantic: Any
+
+    if TYPE_CHECKING:  # provided by Forge
+
+        def _index(self) -> HotIndex: ...
+        def _sync_disk(self) -> None: ...
+        def remove(self, name: str) -> int: ...
+        def policy_violations(
+            self, source: str, name: str, instances: tuple[tuple[str, str], ...] = ()
+        ) -> list[Violation]: ...
+
+    def learn(self, traj: Trajectory, *, family: TaskTemplate | None = None) -> Compiled | Rejected:
+        """Compile, admit and write a skill from a successful run; the verdict, never an exception.
+
+        ``family`` is the template of the skills the task already matched (the run
+        then happened because their guards did not hold): the run is lifted against
+        it. A run under an existing template is merged into a skill that differs
+        from it only in categorical guard values (``status in ('a', 'b')``), or else
+        becomes a new *variant* with its own guards; a run an existing skill already
+        reproduces is not written again.
+        """
+        spec = lift(traj, template=family, importable=self.importable_skills)
+        if isinstance(spec, Rejected):
+            return spec
+        hot = self._index()
+        with self.library.lock():
+            self._sync_disk()  # another process may have learned this very skill a moment ago
+            variants = sorted(hot.by_template.get(spec.template, []), key=lambda s: s.name)
+            for existing in variants:
+                if isinstance(admit_file(existing, traj), Compiled):
+                    return Rejected(f"skill {existing.name} already reproduces this run")
+            for existing in variants:
+                merged = self._merged(existing, traj)
+                if merged is not None:
+                    return self._write_absorbing(*merged, [v for v in variants if v is not existing])
+            for existing in variants:
+                refreshed = self._refreshed(existing, traj)
+                if refreshed is not None:
+                    return self._write(*refreshed)
+            if family is None and not any(v.template.bind(traj.task) is not None for v in variants):
+                widened = self._generalized(spec, traj)  # a task no template took: widen one that nearly did
+                if widened is not None:
+                    return widened
+            taken = {p.stem for p in self.library.paths()}
+            name = spec.name
+            i = 2
+            while name in taken:
+                name = f"{spec.name}_{i}"
+                i += 1
+            if name != spec.name:
+                spec = lift(
+                    traj, name=name, template=TaskTemplate(spec.template, list(spec.slots)), importable=self.importable_skills
+                )
+                if isinstance(spec, Rejected):  # pragma: no cover - lifting is deterministic
+                    return spec
+            source = render_skill(spec)
+            violations = self.policy_violations(source, spec.name, spec.instances)
+            if violations:
+                return Rejected(f"the generated code breaks the sandbox policy: {violations[0]}")
+            verdict = admit(source, spec, traj)
+            if isinstance(verdict, Rejected):
+                return verdict
+            return self._write_absorbing(spec, source, [traj], variants)
+
+    def _write_absorbing(
+        self, spec: SkillSpec, source: str, runs: list[Trajectory], others: list[SkillFile]
+    ) -> Compiled:
+        """Write ``spec``; a variant of its template whose every run it reproduces is folded into it."""
+        absorbed: list[SkillFile] = []
+        for other in others:
+            wider = self._absorbed(spec, source, runs, other)
+            if wider is not None:
+                spec, source, runs = wider
+                absorbed.append(other)
+        compiled = self._write(spec, source, runs)
+        for other in absorbed:
+            logger.info("skill %s now covers every run of %s, which is removed", spec.name, other.name)
+            self.remove(other.name)
+        return compiled
+
+    def _merged(self, existing: SkillFile, traj: Trajectory) -> tuple[SkillSpec, str, list[Trajectory]] | None:
+        """``existing`` widened to cover ``traj`` too, if they differ only in guard values."""
+        if existing.edited:
+            return None  # a person's edit is never regenerated over
+        try:
+            runs = [self.library.load_run(h) for h in existing.runs]
+        except SkillFileError as e:
+            logger.info("cannot merge into %s: %s", existing.name, e)
+            return None
+        return self._from_runs([*runs, traj], existing.name, existing.template)
+
+    def _from_runs(
+        self, runs: list[Trajectory], name: str, template: TaskTemplate
+    ) -> tuple[SkillSpec, str, list[Trajectory]] | None:
+        """A skill learned from ``runs``, rendered, within the policy and proven on every run; else None."""
+        spec = spec_from_runs(runs, name=name, template=template, importable=self.importable_skills)
+        if isinstance(spec, Rejected):
+            return None
+        source = render_skill(spec)
+        if self.policy_violations(source, spec.name, spec.instances) or prove_all(source, spec, runs) is not None:
+            return None
+        return spec, source, runs
+
+    def _generalized(self, spec: SkillSpec, traj: Trajectory) -> Compiled | None:
+        """A family of skills whose template differs from this run's task in one region, widened to take it.
+
+        The texts differ in one region that feeds no argument (``he`` / ``she``, a trailing
+        "Thanks!"), and this run made the same calls from the same sources as one skill of
+        the family in a world of the same kind (they merge): the template keeps exactly the
+        texts seen in that region (see ``generalize``), and every skill of the family is
+        learned again under it. Families with a hand-edited file are left as they are.
+        """
+        hot = self._index()
+        mine = TaskTemplate(spec.template, list(spec.slots))
+        for text in sorted(hot.by_template):
+            family = sorted(hot.by_template[text], key=lambda s: s.name)
+            if any(v.edited for v in family):
+                continue
+            template = generalize(family[0].template, mine)
+            if template is None:
+                continue
+            rewritten = self._relearned(family, template, traj)
+            if rewritten is None:
+                continue
+            logger.info("%s now also take %r (template %r)", ", ".join(v.name for v in family), traj.task, template.text)
+            compiled = None
+            for merged, source, runs in rewritten:
+                done = self._write(merged, source, runs)
+                if traj in runs:
+                    compiled = done
+            return compiled
+        return None
+
+    def _relearned(
+        self, family: list[SkillFile], template: TaskTemplate, traj: Trajectory
+    ) -> list[tuple[SkillSpec, str, list[Trajectory]]] | None:
+        """Every skill of ``family`` learned again under ``template``, ``traj`` merged into one; None if any fails."""
+        out: list[tuple[SkillSpec, str, list[Trajectory]]] = []
+        taken = False
+        for v in family:
+            try:
+                runs = [self.library.load_run(h) for h in v.runs]
+            except SkillFileError:
+                return None
+            candidates = [runs] if taken else [[*runs, traj], runs]
+            for these in candidates:
+                learned = self._from_runs(these, v.name, template)
+                if learned is None:
+                    continue
+                out.append(learned)
+                taken = taken or these is not runs
+                break
+            else:
+                return None
+        return out if taken else None
+
+    def _absorbed(
+        self, spec: SkillSpec, source: str, runs: list[Trajectory], other: SkillFile
+    ) -> tuple[SkillSpec, str, list[Trajectory]] | None:
+        """``spec`` learned from ``other``'s runs too, if it already reproduces every one of them."""
+        if other.edited:
+            return None
+        try:
+            theirs = [self.library.load_run(h) for h in other.runs]
+        except SkillFileError:
+            return None
+        if prove_all(source, spec, theirs) is not None:
+            return None
+        known = {r.hash for r in runs}
+        together = runs + [r for r in theirs if r.hash not in known]
+        return self._from_runs(together, spec.name, TaskTemplate(spec.template, list(spec.slots)))
+
+    def _refreshed(self, existing: SkillFile, traj: Trajectory) -> tuple[SkillSpec, str, list[Trajectory]] | None:
+        """``existing`` learned again from ``traj`` when only its tools' check captures changed.
+
+        A pre- or post-check compares the world now with the world when the skill was
+        learned; the newest successful run is the better reference, so its capture
+        replaces the old one instead of piling up a variant per expiry.
+        """
+        if existing.edited:
+            return None
+        try:
+            runs = [self.library.load_run(h) for h in existing.runs]
+        except SkillFileError:
+            return None
+        old = spec_from_runs(runs, name=existing.name, template=existing.template, importable=self.importable_skills)
+        new = lift(traj, name=existing.name, template=existing.template, importable=self.importable_skills)
+        if isinstance(old, Rejected) or isinstance(new, Rejected) or not any(s.pre or s.post for s in new.steps):
+            return None
+        if _without_captures(old) != _without_captures(new):
+            return None
+        source = render_skill(new)
+        if self.policy_violations(source, new.name, new.instances) or prove_all(source, new, [traj]) is not None:
+            return None
+        return new, source, [traj]
+
+    def _write(self, spec: SkillSpec, source: str, runs: list[Trajectory]) -> Compiled:
+        path = self.library.write(spec.name, source, runs, package=self.importable_skills)
+        skill = read_skill_file(path)
+        self._index().add(skill)
+        st = path.stat()
+        self._seen[path] = (st.st_mtime_ns, st.st_size)
+        logger.info("learned skill %s from %r (%d run%s)", skill.name, runs[-1].task, len(runs), "s" * (len(runs) != 1))
+        if self._synced:
+            try:
+                self.semantic.upsert(skill)
+            except Exception as e:
+                logger.warning("could not add %s to the semantic index (%s); `skillforge reindex` repairs it", skill.name, e)
+        return Compiled(spec=spec, source=source)
+
