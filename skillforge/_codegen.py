@@ -17,7 +17,7 @@ import jinja2
 import libcst as cst
 
 from ._guards import EACH, walk_exprs
-from ._spec import Const, DictOf, Expr, Fmt, Guard, Join, Len, ListOf, Param, Ref, Select, SkillSpec
+from ._spec import Const, DictOf, Expr, Fmt, Guard, Join, Len, ListOf, Neg, Param, Ref, Select, SkillSpec
 from ._template import CHOICE
 from ._version import __version__
 
@@ -89,6 +89,8 @@ class _Renderer:
                 return "{" + ", ".join(f"{k!r}: {self.expr(v)}" for k, v in items) + "}"
             case Fmt(parts):
                 return self.fmt(parts)
+            case Neg(value):
+                return f"-{self.expr(value)}"
             case Len(seq):
                 return f"len({self.expr(seq)})"
             case Join(seq, sep, path, sort):
@@ -149,6 +151,11 @@ class _Renderer:
             case "pin":
                 why = f"{target} is {_sorted_keys(g.value)!r}, as when learned (the run took it by position)"
                 return f"require({target} == {_sorted_keys(g.value)!r}, {why!r})"
+            case "cmp":
+                call, lhs, sign = g.value
+                left, right = self.expr(lhs), _target(self.vars[call], g.path)
+                op, words = {-1: ("<", "is less than"), 0: ("==", "equals"), 1: (">", "is more than")}[sign]
+                return f"require({left} {op} {right}, {f'{left} {words} {right}, as when learned'!r})"
             case "unguarded":
                 distinct, runs = g.value
                 return f"# not guarded: {target} took {distinct} different values in {runs} runs that acted alike"
@@ -211,6 +218,9 @@ class _Renderer:
             return f"({target} > 0) - ({target} < 0)"
         if g.kind == "count":
             return f"min(len({target}), 2)"
+        if g.kind == "cmp":
+            left, right = self.expr(g.value[1]), _target(self.vars[g.value[0]], g.path)
+            return f"({left} > {right}) - ({left} < {right})"
         return target
 
     def call(self, i: int) -> list[str]:

@@ -25,7 +25,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from ._spec import DictOf, Expr, Fmt, Guard, Join, Len, ListOf, Ref, Select
+from ._spec import DictOf, Expr, Fmt, Guard, Join, Len, ListOf, Neg, Param, Ref, Select
 from ._trajectory import Trajectory
 
 __all__ = ["EACH", "collect_values", "collection", "derive_guards", "refs_in", "token_shape", "value_kind", "walk_exprs"]
@@ -64,6 +64,8 @@ def walk_exprs(expr: Expr) -> Iterator[Expr]:
         yield from walk_exprs(expr.key)
     elif isinstance(expr, (Join, Len)):
         yield expr.seq
+    elif isinstance(expr, Neg):
+        yield from walk_exprs(expr.value)
     elif isinstance(expr, ListOf):
         for item in expr.items:
             yield from walk_exprs(item)
@@ -290,25 +292,105 @@ def derive_guards(
                 used[ref.call].add(ref.path)
     for ref in refs_in(output):
         used[ref.call].add(ref.path)
-    guards: list[tuple[Guard, ...]] = []
+    guards: list[list[Guard]] = []
     for i, call in enumerate(traj.calls):
         has = [Guard("has", p, value_kind(_at(call.result, p))) for p in sorted(used[i], key=lambda p: (len(p), repr(p)))]
         facts = _Facts(params or {}, _leaves(call.args))
         facts.walk(call.result, ())
-        guards.append(tuple(has + facts.out))
-    return guards
+        guards.append(has + facts.out)
+    for at, g in _comparisons(traj, args, params or {}):
+        if g not in guards[at]:
+            guards[at].append(g)
+    return [tuple(g) for g in guards]
+
+
+def _comparisons(
+    traj: Trajectory, args: list[tuple[tuple[str, Expr], ...]], params: dict[str, Any]
+) -> list[tuple[int, Guard]]:
+    """How each amount a write is given compares with each number read before it.
+
+    "Refund 40" when the balance is 100 is a decision the balance could change:
+    ``require(amount < account['balance'], ...)``. Placed where both are known.
+    """
+    out: list[tuple[int, Guard]] = []
+    for i, call in enumerate(traj.calls):
+        ref = traj.tools.get(call.tool)
+        if ref is None or ref.read:
+            continue
+        for _name, arg in args[i]:
+            expr = arg.value if isinstance(arg, Neg) else arg  # a debit compares by its amount
+            if isinstance(expr, Param) and _number(params.get(expr.name)):
+                lhs, known, value = expr, -1, params[expr.name]
+            elif isinstance(expr, Ref) and _number(_get(traj.calls[expr.call].result, expr.path)):
+                lhs, known, value = expr, expr.call, _get(traj.calls[expr.call].result, expr.path)
+            else:
+                continue
+            for j in range(i):
+                if not traj.tools.get(traj.calls[j].tool, _WRITE).read:
+                    continue
+                echoes = _leaves(traj.calls[j].args)
+                for path, leaf in _numbers(traj.calls[j].result):
+                    if (isinstance(lhs, Ref) and (lhs.call, lhs.path) == (j, path)) or any(
+                        _same_type(leaf, e) and leaf == e for e in echoes
+                    ):
+                        continue
+                    sign = (value > leaf) - (value < leaf)
+                    out.append((max(j, known), Guard("cmp", path, (j, lhs, sign))))
+    return out
+
+
+class _Write:
+    read = False
+
+
+_WRITE = _Write()
+
+
+def _number(v: Any) -> bool:
+    return type(v) in (int, float) and v == v
+
+
+def _get(value: Any, path: tuple[Any, ...]) -> Any:
+    try:
+        return _at(value, path)
+    except (KeyError, IndexError, TypeError):
+        return None
+
+
+def _numbers(value: Any, path: tuple[str | int, ...] = (), budget: list[int] | None = None) -> list[tuple[tuple[str | int, ...], Any]]:
+    """Numbers at dict paths of a result (not inside lists), shallowest first."""
+    budget = budget if budget is not None else [2_000]
+    out: list[tuple[tuple[str | int, ...], Any]] = []
+    if _number(value) and type(value) is not bool:
+        return [(path, value)]
+    if type(value) is dict and not collection(value):
+        for k in sorted(value):
+            budget[0] -= 1
+            if budget[0] < 0:
+                break
+            out.extend(_numbers(value[k], (*path, k), budget))
+    return out
 
 
 MISSING = "<missing>"  # what a fact observes where its path does not exist in a result
 
 
-def observe(g: Guard, result: Any, params: dict[str, Any]) -> Any:
+def observe(g: Guard, result: Any, params: dict[str, Any], results: list[Any] | None = None) -> Any:
     """What fact ``g`` (a guard's kind, path and task value) observes in ``result``: its value there.
 
     Used to compare runs fact by fact, also where a fact was established in one run
     only (a list empty in one run, with elements in another). Hashable; ``MISSING``
     where the path is not there.
     """
+    if g.kind == "cmp":  # an amount against a number read by call ``g.value[0]``
+        call, lhs, _sign = g.value
+        if results is None:
+            return MISSING
+        amount = params.get(lhs.name) if isinstance(lhs, Param) else _get(results[lhs.call], lhs.path)
+        leaf = _get(results[call], g.path)
+        if not (_number(amount) and _number(leaf)) or type(leaf) is bool or type(amount) is bool:
+            return MISSING
+        return (amount > leaf) - (amount < leaf)
     if EACH in g.path:
         seen = tuple(collect_values(result, g.path))
         if g.kind == "member":

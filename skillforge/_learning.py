@@ -36,7 +36,7 @@ from ._trajectory import Trajectory
 __all__ = ["ATTRIBUTE_RUNS", "generalize", "merge", "settle", "spec_from_runs"]
 
 ATTRIBUTE_RUNS = 5  # runs that acted alike, each with another value, before a text fact counts as an attribute
-_SWITCHES = frozenset({"eq", "member", "equal", "values", "pin", "len", "sign", "count"})  # kept as sets of values
+_SWITCHES = frozenset({"eq", "member", "equal", "values", "pin", "len", "sign", "count", "cmp"})  # kept as sets of values
 _OBSERVED = _SWITCHES | {"has"}  # facts that can be read off any run's results
 
 
@@ -161,7 +161,10 @@ def merge(specs: list[SkillSpec], runs: list[Trajectory]) -> SkillSpec | None:
                     return None
                 kept[i].append(g)
                 continue
-            seen = [observe(g, run.calls[i].result, spec.examples) for spec, run in zip(specs, runs, strict=True)]
+            seen = [
+                observe(g, run.calls[i].result, spec.examples, [c.result for c in run.calls])
+                for spec, run in zip(specs, runs, strict=True)
+            ]
             if MISSING in seen:
                 return None  # a path one run lacks: the runs saw worlds of another shape
             if all(v == seen[0] for v in seen):
@@ -218,6 +221,7 @@ def _combine(kept: list[list[Guard]], varied: list[tuple[int, Guard, list[Any]]]
 _DOMAINS: dict[str, tuple[Any, ...]] = {
     "member": (False, True),
     "equal": (False, True),
+    "cmp": (-1, 0, 1),
     "len": ("empty", "nonempty"),
     "sign": ("negative", "positive", "zero"),
 }
@@ -237,6 +241,8 @@ def _as_guard(g: Guard, observed: Any) -> Guard:
     """The fact ``g`` with the value every run observed (it may have been established in one run only)."""
     if g.kind in ("member", "equal"):
         return Guard(g.kind, g.path, (g.value[0], observed))
+    if g.kind == "cmp":
+        return Guard("cmp", g.path, (g.value[0], g.value[1], observed))
     if g.kind in ("values", "pin", "eq", "len", "sign", "count", "has"):
         return Guard(g.kind, g.path, g.value if g.kind in ("values", "pin") else observed)
     return g
@@ -246,6 +252,8 @@ def _fact_key(g: Guard) -> tuple[Any, ...]:
     """What a fact is about, its value aside: kind, path, and the task value it relates to."""
     if g.kind in ("member", "equal"):
         return (g.kind, g.path, g.value[0])
+    if g.kind == "cmp":
+        return (g.kind, g.path, g.value[0], g.value[1])
     if g.kind in _OBSERVED:
         return (g.kind, g.path)
     return (g.kind, g.path, repr(g.value))

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ._guards import collection, derive_guards, refs_in, walk_exprs
-from ._spec import Const, DictOf, Expr, Fmt, Guard, Join, Len, ListOf, Param, Ref, Select, SkillSpec, Step
+from ._spec import Const, DictOf, Expr, Fmt, Guard, Join, Len, ListOf, Neg, Param, Ref, Select, SkillSpec, Step
 from ._spans import TOKEN_END, TOKEN_START, TaskSpans
 from ._template import Slot, TaskTemplate, _said, shape_of
 
@@ -283,6 +283,10 @@ class _Lifter:
         """The source of a scalar by the rule (task span, then earliest call, shallowest path), noting the others."""
         chosen: Expr | None = self._param(value, hint) or self._ref(value, hint)
         if chosen is None:
+            if type(value) in (int, float) and value < 0:  # a debit of the amount the task or a result says
+                positive = self._param(-value, hint) or self._ref(-value, hint)
+                if isinstance(positive, (Param, Ref)):
+                    return Neg(positive)
             if type(value) is int and value in self.lengths:
                 self.referenced.add(self.lengths[value].seq.call)
                 return self.lengths[value]
@@ -463,6 +467,46 @@ class _Lifter:
         if in_order and is_sorted:
             self.sorted_lists.add((call, seq_path, tail, sep))
         return Join(Ref(call, seq_path), sep, tail, sort=not in_order), j
+
+
+def _tied_constant(
+    traj: Trajectory, raw_steps: list[tuple[str, tuple[tuple[str, Expr], ...]]], output: Expr, bound: dict[str, Any]
+) -> str | None:
+    """Why the run cannot be a skill, if a learned constant evidently depends on a task value.
+
+    A write given ``-40.0`` (or 4000, or a text holding "40") for a task that says 40,
+    where no rule explains how: replaying the constant for "50" would be wrong, so the
+    run is not learned.
+    """
+    values = {name: v for name, v in bound.items() if v is not None}
+    numbers = {name: _as_number(v) for name, v in values.items()}
+    for i, (tool, args) in enumerate(raw_steps):
+        if traj.tools[tool].read:
+            continue
+        for arg, expr in args:
+            for e in walk_exprs(expr):
+                if type(e) is not Const or e.value is None or type(e.value) is bool:
+                    continue
+                c = e.value
+                for name, n in numbers.items():
+                    if n and type(c) in (int, float) and c != n and (abs(c) == abs(n) or c in (n * 100, n / 100)):
+                        return (f"{tool}'s {arg} is the constant {c!r}, tied to the task's {name} ({values[name]!r}) "
+                                "by a rule skillforge does not know; not learned (the agent keeps such tasks)")
+                    text = str(values[name])
+                    if type(c) is str and c != text and len(text) >= 2 and re.search(
+                        rf"(?<![\w.@-]){re.escape(text)}(?![\w@-])", c
+                    ):
+                        return (f"{tool}'s {arg} is the constant {c!r}, which holds the task's {name} ({text!r}) "
+                                "where no rule explains it; not learned (the agent keeps such tasks)")
+    return None
+
+
+def _as_number(v: Any) -> float | None:
+    if type(v) in (int, float):
+        return float(v)
+    if type(v) is str and re.fullmatch(r"-?\d+(?:\.\d+)?", v):
+        return float(v)
+    return None
 
 
 def _positional_pins(
@@ -651,6 +695,9 @@ def lift(
         return Rejected(f"the template {template.text!r} does not bind the task {traj.task!r}")
     lifter = _Lifter(traj, bound, prefer)
     raw_steps, output = _lift_values(lifter, traj)
+    tied = _tied_constant(traj, raw_steps, output, bound)
+    if tied is not None:
+        return Rejected(tied)
 
     guards = [list(g) for g in derive_guards(traj, [a for _t, a in raw_steps], output, bound)]
     for (call, _path), others in sorted(lifter.alts.items(), key=lambda kv: (kv[0][0] % (len(raw_steps) + 1), repr(kv[0][1]))):
@@ -673,10 +720,14 @@ def lift(
     for call, pin in _positional_pins(traj, [a for _t, a in raw_steps], output):
         if pin not in guards[call]:
             guards[call].append(pin)
+    agreed = [{*g.value} for gs in guards for g in gs if g.kind == "agree"]
+    for gs in guards:  # an agreement already says the two are equal
+        gs[:] = [g for g in gs if g.kind != "cmp" or {g.value[1], Ref(g.value[0], g.path)} not in agreed]
+    compared = {g.value[0] for gs in guards for g in gs if g.kind == "cmp"}  # results a comparison reads
     namer = _Namer(lifter.namer.taken)
     var_of: dict[int, str] = {}
     for i, (tool, _args) in enumerate(raw_steps):
-        if i in lifter.referenced or guards[i]:
+        if i in lifter.referenced or guards[i] or i in compared:
             var_of[i] = namer.take(_ident(_result_var(tool), "result"))
     instances: list[tuple[str, str]] = []
     for tool in sorted({c.tool for c in traj.calls}):

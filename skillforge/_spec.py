@@ -10,6 +10,7 @@ Expressions say where each argument comes from:
 - ``Fmt(parts)``             a string composed of text and values (an f-string)
 - ``Join(seq, sep)``         every element of a list, joined into text
 - ``Len(seq)``               how many elements a list has
+- ``Neg(value)``             the negative of a number
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from typing import Any, Union
 from ._template import Slot
 from ._trajectory import ToolRef
 
-__all__ = ["Const", "DictOf", "Expr", "Fmt", "Guard", "Join", "Len", "ListOf", "Param", "Ref", "Select", "SkillSpec", "Step"]
+__all__ = ["Const", "DictOf", "Expr", "Fmt", "Guard", "Join", "Len", "ListOf", "Neg", "Param", "Ref", "Select", "SkillSpec", "Step"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,7 +92,14 @@ class Len:
     seq: Ref
 
 
-Expr = Union[Param, Ref, Select, Const, ListOf, DictOf, Fmt, Join, Len]
+@dataclass(frozen=True, slots=True)
+class Neg:
+    """The negative of a number from the task or a result: a debit of the amount the task says."""
+
+    value: Expr
+
+
+Expr = Union[Param, Ref, Select, Const, ListOf, DictOf, Fmt, Join, Len, Neg]
 
 
 @dataclass(frozen=True, slots=True)

@@ -167,3 +167,50 @@ def test_a_forge_widens_a_template_by_one_region_and_serves_the_texts_seen(tmp_p
     assert check(forge, "Remove cy.diaz from the staff group — she moved teams.", world).result.source == "skill"
     unseen = check(forge, "Remove di.eng from the wiki group — they moved teams.", world).result
     assert unseen.source == "agent"  # a text no run showed there is a miss
+
+
+def withdrawer(t: dict[str, Any]):
+    """Debits an account only if the balance covers the amount."""
+    import re
+
+    from tests.toolsets.safety import Tools
+
+    def agent(task: str, transcript: list | None = None) -> str:
+        tools = Tools(t, transcript)
+        m = re.match(r"Withdraw (\d+) from ([\w-]+)$", task)
+        if m is None:
+            raise ValueError(task)
+        amount, account_id = float(m.group(1)), m.group(2)
+        account = tools.get_account(account_id=account_id)
+        if account["balance"] < amount:
+            return f"{account_id} cannot cover {amount:g}."
+        tools.adjust_balance(account_id=account_id, amount=-amount)
+        return f"Withdrew {amount:g} from {account_id}."
+
+    return agent
+
+
+def test_an_amount_compared_with_a_balance_read_before_the_write_is_a_guard(tmp_path) -> None:  # noqa: ANN001
+    from tests.test_safety import check, make_forge
+
+    world = {"accounts": {"A-1": {"id": "A-1", "balance": 100.0, "status": "open"},
+                          "A-2": {"id": "A-2", "balance": 30.0, "status": "open"}}}
+    forge = make_forge(tmp_path, withdrawer)
+    check(forge, "Withdraw 40 from A-1", world)
+    short = check(forge, "Withdraw 40 from A-2", world)  # the balance does not cover it: no debit
+    assert short.writes == [] and short.result.source != "skill"
+    other = check(forge, "Withdraw 50 from A-1", world)  # the debit is the negative of the task's amount
+    assert other.result.source == "skill" and other.writes == [("adjust_balance", {"account_id": "A-1", "amount": -50.0})]
+
+
+def test_a_constant_evidently_tied_to_a_task_value_is_not_learned() -> None:
+    from skillforge._lifting import lift
+
+    cents = Trajectory(
+        task="Charge 40 to account A-1",
+        calls=[Call(tool="refund", args={"order_id": "A-1", "amount": 4000}, result={"ok": True})],
+        outcome=Outcome(ok=True, output="Charged 40 to A-1."),
+        tools=TOOLS,
+    )
+    verdict = lift(cents)
+    assert isinstance(verdict, Rejected) and "tied to the task's" in verdict.reason
