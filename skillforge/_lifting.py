@@ -117,7 +117,6 @@ class _Lifter:
         self.index: dict[str, tuple[int, tuple[str | int, ...]]] = {}  # canonical value → first source
         self.sources: dict[str, list[tuple[int, tuple[str | int, ...]]]] = {}  # scalar → every source (capped)
         self.results: dict[int, Any] = {}
-        self.lengths: dict[int, Len] = {}  # a list's length → the first list that long (a last resort source)
         self.sorted_lists: set[tuple[int, tuple[str | int, ...], tuple[str | int, ...], str]] = set()  # joins either way
         self.keys: dict[str, tuple[str | int, ...]] = {}  # key of an id-keyed dict in a result → that dict's path
         self.selected: dict[tuple[int, tuple[str | int, ...]], tuple[Any, Select]] = {}  # list → (index, how chosen)
@@ -158,7 +157,6 @@ class _Lifter:
                     if type(v) is float:
                         self.scalars.append((format(v, ".2f"), Ref(call, path), 1 + call, ".2f"))
             if type(v) is list and not _under_list(path):
-                self.lengths.setdefault(len(v), Len(Ref(call, path)))
                 if v:  # a count an answer quotes ("has 3 members"), after every value of the results
                     self.scalars.append((str(len(v)), Len(Ref(call, path)), 100 + call, ""))
             if type(v) is dict:
@@ -287,9 +285,6 @@ class _Lifter:
                 positive = self._param(-value, hint) or self._ref(-value, hint)
                 if isinstance(positive, (Param, Ref)):
                     return Neg(positive)
-            if type(value) is int and value in self.lengths:
-                self.referenced.add(self.lengths[value].seq.call)
-                return self.lengths[value]
             return None
         others: list[Expr] = []
         for c, p in self.sources.get(f"{type(value).__name__}:{value!r}", []):
