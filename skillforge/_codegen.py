@@ -130,6 +130,11 @@ class _Renderer:
                 param, holds = g.value
                 op, words = ("in", "is in") if holds else ("not in", "is not in")
                 return f"require({param} {op} {target}, {f'{param} {words} {target}, as when learned'!r})"
+            case "near":
+                param, holds = g.value
+                words = "is" if holds else "is not"
+                code = f"near({param}, {target})" if holds else f"not near({param}, {target})"
+                return f"require({code}, {f'{param} {words} in {target} up to case and punctuation, as when learned'!r})"
             case "equal":
                 param, holds = g.value
                 op, words = ("==", "equals") if holds else ("!=", "differs from")
@@ -212,6 +217,8 @@ class _Renderer:
             return f"{g.value[0]} in {target}"
         if g.kind == "equal":
             return f"{target} == {g.value[0]}"
+        if g.kind == "near":
+            return f"near({g.value[0]}, {target})"
         if g.kind == "len":
             return f"len({target}) > 0"
         if g.kind == "sign":
@@ -334,6 +341,8 @@ def _imports(spec: SkillSpec) -> list[str]:
                 helpers.add("values")
             if g.kind == "sorted":
                 helpers.add("join")
+            if g.kind == "near" or (g.kind == "combo" and any(f.kind == "near" for _c, f in g.value[0])):
+                helpers.add("near")
     exprs = [e for step in spec.steps for _k, e in step.args] + [spec.output]
     if any(isinstance(e, Select) for top in exprs for e in walk_exprs(top)):
         helpers.add("pick")

@@ -28,12 +28,14 @@ from typing import Any
 from ._spec import DictOf, Expr, Fmt, Guard, Join, Len, ListOf, Neg, Param, Ref, Select
 from ._trajectory import Trajectory
 
-__all__ = ["EACH", "collect_values", "collection", "derive_guards", "refs_in", "token_shape", "value_kind", "walk_exprs"]
+__all__ = ["EACH", "collect_values", "collection", "core", "near", "derive_guards", "refs_in", "token_shape", "value_kind", "walk_exprs"]
 
 EACH = "*"  # in a fact's path: every element of a list (or value of an id-keyed dict)
-_CODE_LIKE = re.compile(r"[a-z][a-z_-]*(?: [a-z][a-z_-]*){0,2}|[A-Z][A-Z_-]*(?: [A-Z][A-Z_-]*){0,2}")
+_CODE_LIKE = re.compile(  # "shipped", "on hold", "pending (item modified)", "IN_TRANSIT"
+    r"[a-z][a-z_-]*(?: \(?[a-z][a-z_-]*\)?){0,3}|[A-Z][A-Z_-]*(?: \(?[A-Z][A-Z_-]*\)?){0,3}"
+)
 _TITLE_WORD = re.compile(r"[A-Z][a-z]+")
-_FIELD_NAME = re.compile(r"[A-Za-z_]+")
+_FIELD_NAME = re.compile(r"[A-Za-z_][A-Za-z_]*\d{0,2}")  # "status", "address1"; not "W123", "card_7815826"
 _MAX_NODES = 20_000  # per result; a result larger than this is guarded up to here
 
 def value_kind(v: Any) -> str:
@@ -214,7 +216,7 @@ class _Facts:
                 continue
             if v == value:
                 self.out.append(Guard("equal", path, (name, True)))
-            elif token_shape(v) == token_shape(value):
+            elif token_shape(v) == token_shape(value) or _alike(v, value):
                 self.out.append(Guard("equal", path, (name, False)))
 
     def _given(self, value: Any) -> bool:
@@ -226,6 +228,15 @@ class _Facts:
             found = any(_same_type(e, value) and e == value for e in items)
             if found or (any(_same_type(e, value) for e in items) and not self._given(value)):
                 self.out.append(Guard("member", path, (name, found)))
+            self._near(name, value, items, path)
+
+    def _near(self, name: str, value: Any, items: list[Any], path: tuple[str | int, ...]) -> None:
+        """Membership up to case and surrounding punctuation, where the list writes values so (``#W1`` for ``W1``)."""
+        if type(value) is not str or not any(
+            type(e) is str and re.search(r"^[^\w\s]|[^\w\s]$", e) and _comparable(core(e), core(value)) for e in items
+        ):
+            return
+        self.out.append(Guard("near", path, (name, near(value, items))))
 
     def _elements(self, elements: list[dict[str, Any]], path: tuple[str | int, ...]) -> None:
         """Facts over a list's elements: their flags, their statuses where the list shows some repeat, whether a task value is among a field's values.
@@ -247,6 +258,27 @@ class _Facts:
                 found = any(_same_type(x, value) and x == value for x in seen)
                 if found or (any(_comparable(x, value) for x in seen) and not self._given(value)):
                     self.out.append(Guard("member", each, (name, found)))
+                self._near(name, value, seen, each)
+
+
+def core(text: str) -> str:
+    """A text without surrounding punctuation, lowercased: ``"#W123"`` → ``"w123"``."""
+    return re.sub(r"^[^\w]+|[^\w]+$", "", text).lower()
+
+
+def near(value: Any, items: Any) -> bool:
+    """Whether ``items`` holds ``value`` up to case and surrounding punctuation."""
+    if type(value) is not str:
+        return False
+    want = core(value)
+    return any(type(e) is str and core(e) == want for e in items)
+
+
+def _alike(a: Any, b: Any) -> bool:
+    """Texts that could be the same value in another world: one kind of characters, a similar number of words."""
+    if type(a) is not str or type(b) is not str or not _comparable(a, b):
+        return False
+    return abs(len(a.split()) - len(b.split())) <= 2 and (" " in a) == (" " in b)
 
 
 def _comparable(a: Any, b: Any) -> bool:
@@ -393,6 +425,8 @@ def observe(g: Guard, result: Any, params: dict[str, Any], results: list[Any] | 
         return (amount > leaf) - (amount < leaf)
     if EACH in g.path:
         seen = tuple(collect_values(result, g.path))
+        if g.kind == "near":
+            return g.value[0] in params and near(params[g.value[0]], seen)
         if g.kind == "member":
             name = g.value[0]
             return name in params and any(_same_type(v, params[name]) and v == params[name] for v in seen)
@@ -416,6 +450,11 @@ def observe(g: Guard, result: Any, params: dict[str, Any], results: list[Any] | 
             if type(value) not in (int, float) or type(value) is bool:
                 return MISSING
             return "positive" if value > 0 else "zero" if value == 0 else "negative"
+        case "near":
+            name = g.value[0]
+            if name not in params or type(value) not in (list, dict):
+                return MISSING
+            return near(params[name], value)
         case "member":
             name = g.value[0]
             if name not in params or type(value) not in (list, dict):

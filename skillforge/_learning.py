@@ -36,7 +36,7 @@ from ._trajectory import Trajectory
 __all__ = ["ATTRIBUTE_RUNS", "generalize", "merge", "settle", "spec_from_runs"]
 
 ATTRIBUTE_RUNS = 5  # runs that acted alike, each with another value, before a text fact counts as an attribute
-_SWITCHES = frozenset({"eq", "member", "equal", "values", "pin", "len", "sign", "count", "cmp"})  # kept as sets of values
+_SWITCHES = frozenset({"eq", "member", "near", "equal", "values", "pin", "len", "sign", "count", "cmp"})  # kept as sets of values
 _OBSERVED = _SWITCHES | {"has"}  # facts that can be read off any run's results
 
 
@@ -220,6 +220,7 @@ def _combine(kept: list[list[Guard]], varied: list[tuple[int, Guard, list[Any]]]
 
 _DOMAINS: dict[str, tuple[Any, ...]] = {
     "member": (False, True),
+    "near": (False, True),
     "equal": (False, True),
     "cmp": (-1, 0, 1),
     "len": ("empty", "nonempty"),
@@ -239,7 +240,7 @@ def _attribute_like(g: Guard, seen: list[Any]) -> bool:
 
 def _as_guard(g: Guard, observed: Any) -> Guard:
     """The fact ``g`` with the value every run observed (it may have been established in one run only)."""
-    if g.kind in ("member", "equal"):
+    if g.kind in ("member", "near", "equal"):
         return Guard(g.kind, g.path, (g.value[0], observed))
     if g.kind == "cmp":
         return Guard("cmp", g.path, (g.value[0], g.value[1], observed))
@@ -250,7 +251,7 @@ def _as_guard(g: Guard, observed: Any) -> Guard:
 
 def _fact_key(g: Guard) -> tuple[Any, ...]:
     """What a fact is about, its value aside: kind, path, and the task value it relates to."""
-    if g.kind in ("member", "equal"):
+    if g.kind in ("member", "near", "equal"):
         return (g.kind, g.path, g.value[0])
     if g.kind == "cmp":
         return (g.kind, g.path, g.value[0], g.value[1])

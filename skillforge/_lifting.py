@@ -129,10 +129,9 @@ class _Lifter:
     def _quotable(self, value: Any, param: Param) -> None:
         """A task value as an answer may quote it: as is, and a float also as ``10`` or ``10.5`` (``.15g``) and ``10.50``."""
         self.scalars.append((str(value), param, 0, ""))
-        if type(value) is float:
-            for spec in (".15g", ".2f"):
-                if format(value, spec) != str(value):
-                    self.scalars.append((format(value, spec), param, 0, spec))
+        for spec in (*_NUMBER_FORMATS.get(type(value), ()), *((".15g",) if type(value) is float else ())):
+            if type(value) is float or format(value, spec) != str(value):
+                self.scalars.append((format(value, spec), param, 0, spec))
 
     # -- sources ------------------------------------------------------------------
     def add_result(self, call: int, result: Any) -> None:
@@ -154,8 +153,9 @@ class _Lifter:
                 self.index[key] = (call, path)
                 if _is_scalar(v) and (type(v) is not str or len(v) >= 2):
                     self.scalars.append((str(v), Ref(call, path), 1 + call, ""))
-                    if type(v) is float:
-                        self.scalars.append((format(v, ".2f"), Ref(call, path), 1 + call, ".2f"))
+                    for spec in _NUMBER_FORMATS.get(type(v), ()):  # a money amount is written 42.50 first
+                        if type(v) is float or format(v, spec) != str(v):
+                            self.scalars.append((format(v, spec), Ref(call, path), 1 + call, spec))
             if type(v) is list and not _under_list(path):
                 if v:  # a count an answer quotes ("has 3 members"), after every value of the results
                     self.scalars.append((str(len(v)), Len(Ref(call, path)), 100 + call, ""))
@@ -279,7 +279,7 @@ class _Lifter:
 
     def _scalar(self, value: Any, hint: str, site: Site) -> Expr | None:
         """The source of a scalar by the rule (task span, then earliest call, shallowest path), noting the others."""
-        chosen: Expr | None = self._param(value, hint) or self._ref(value, hint)
+        chosen: Expr | None = self._param(value, hint) or self._affixed(value, hint) or self._ref(value, hint)
         if chosen is None:
             if type(value) in (int, float) and value < 0:  # a debit of the amount the task or a result says
                 positive = self._param(-value, hint) or self._ref(-value, hint)
@@ -307,6 +307,22 @@ class _Lifter:
         if others:
             self.alts[site] = tuple(o for o in others if o != chosen)
         return chosen
+
+    def _affixed(self, value: Any, hint: str) -> Fmt | None:
+        """A task token with punctuation around it: ``#W3614011`` when the task says ``W3614011``.
+
+        What the task says beats a result that happens to hold the whole value (the
+        customer's third order), which would ignore the order the task names.
+        """
+        if type(value) is not str:
+            return None
+        m = re.fullmatch(r"([^\w\s]*)(\w(?:[\w.@-]*\w)?)([^\w\s]*)", value)
+        if m is None or not (m[1] or m[3]):
+            return None
+        core = self._param(m[2], hint)
+        if core is None:
+            return None
+        return Fmt(tuple(p for p in (m[1], (core, ""), m[3]) if p != ""))
 
     def _echo(self, call: int, value: Any) -> bool:
         """Whether ``value`` is among the arguments of ``call`` (any depth)."""
@@ -464,6 +480,22 @@ class _Lifter:
         return Join(Ref(call, seq_path), sep, tail, sort=not in_order), j
 
 
+def _params_used(raw_steps: list[tuple[str, tuple[tuple[str, Expr], ...]]], output: Expr) -> set[str]:
+    return {e.name for top in [e for _t, a in raw_steps for _k, e in a] + [output] for e in walk_exprs(top) if isinstance(e, Param)}
+
+
+def _unexplained_number(output: Expr, task: str) -> str | None:
+    """A number written in the answer's own text that the task does not say."""
+    texts = [e.value for e in walk_exprs(output) if type(e) is Const and type(e.value) is str]
+    texts += [p for e in walk_exprs(output) if isinstance(e, Fmt) for p in e.parts if isinstance(p, str)]
+    said = {m.group().replace(",", "") for m in re.finditer(r"\d[\d,]*(?:\.\d+)?", task)}
+    for text in texts:
+        for m in re.finditer(r"(?<![\w.])\d[\d,]*(?:\.\d+)?(?![\w])", text):
+            if m.group().replace(",", "") not in said:
+                return m.group()
+    return None
+
+
 def _tied_constant(
     traj: Trajectory, raw_steps: list[tuple[str, tuple[tuple[str, Expr], ...]]], output: Expr, bound: dict[str, Any]
 ) -> str | None:
@@ -558,6 +590,7 @@ def _dig(value: Any, path: tuple[str | int, ...]) -> Any:
     return value
 
 
+_NUMBER_FORMATS: dict[type, tuple[str, ...]] = {float: (".2f", ",.2f"), int: (",",)}  # how answers write numbers, likeliest first
 _DIGITS_IN_WORD = (r"(?<!\d)(?<!\d[.,])", r"(?!\d|[.,]\d)")  # a digit run may sit inside a code: INC-{n}
 
 
@@ -619,8 +652,11 @@ def discover_template(traj: Trajectory, *, importable: bool = True) -> TaskTempl
     if problem is not None:
         return problem
     lifter = _Lifter(traj)
-    _lift_values(lifter, traj)
-    slots_by_span = sorted(lifter.params.items())
+    raw_steps, output = _lift_values(lifter, traj)
+    used = _params_used(raw_steps, output)
+    # a span no argument or answer ended up using stays literal text: a slot the skill
+    # ignored would let any value through where the run saw this one
+    slots_by_span = sorted((span, p) for span, p in lifter.params.items() if p[0] in used)
     said: dict[str, str] = {}  # what each value's text says, to tie spans that said the same value
     slots_list = []
     for (s, e), (n, v, kind, how) in slots_by_span:
@@ -693,6 +729,12 @@ def lift(
     tied = _tied_constant(traj, raw_steps, output, bound)
     if tied is not None:
         return Rejected(tied)
+    unexplained = _unexplained_number(output, traj.task)
+    if unexplained is not None:
+        return Rejected(
+            f"the answer says {unexplained!r}, which neither the task nor a tool result explains (a computed value?); "
+            "not learned, since another world would need another number"
+        )
 
     guards = [list(g) for g in derive_guards(traj, [a for _t, a in raw_steps], output, bound)]
     for (call, _path), others in sorted(lifter.alts.items(), key=lambda kv: (kv[0][0] % (len(raw_steps) + 1), repr(kv[0][1]))):

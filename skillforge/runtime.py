@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from ._exceptions import GuardFailed
 from ._guards import collect_values
+from ._guards import near as _near
 from ._tools import current_run
 
-__all__ = ["check", "has", "join", "pick", "require", "values"]
+__all__ = ["check", "has", "join", "near", "pick", "require", "values"]
 
 
 def require(condition: object, why: str) -> None:
@@ -134,3 +135,13 @@ def join(seq: object, sep: str, *path: object, sort: bool = False) -> str:
         except TypeError:
             raise GuardFailed("the list mixes values that do not sort together") from None
     return sep.join(str(i) for i in items)
+
+
+def near(value: object, items: object) -> bool:
+    """Whether ``items`` (a list, or a dict's keys) holds ``value`` up to case and surrounding punctuation.
+
+    Example:
+        >>> near("W123", ["#W123", "#W456"])
+        True
+    """
+    return _near(value, items)
