@@ -13,11 +13,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
+
+import pytest
 
 from skillforge import Forge, Result
 from tests.toolsets import probes
-
 
 # -- harness (as in tests/test_safety.py, over the probe toolset) -------------------------------------
 
@@ -394,3 +395,37 @@ def test_p27_control_total_equal_to_the_order_number(tmp_path: Path) -> None:
     forge = forge_for(tmp_path)
     learn(forge, "Refund order #40", world("40", 40.0))
     check(forge, "Refund order #41", world("41", 55.0))
+
+
+# -- open findings ---------------------------------------------------------------------------------
+# Probes that still replay wrongly, each with what the learner is missing. Strict: a fix that
+# makes one pass fails the suite until its line is removed here, so the list stays true.
+OPEN = {
+    "test_p01_stock_compared_with_the_quantity_ordered": "two values read are compared; no write amount is involved",
+    "test_p02_refund_within_what_is_left_to_refund": "a comparison with a derived value (total - refunded)",
+    "test_p03_title_case_two_word_status": "Title-case statuses of several words are not switch-like (names look the same)",
+    "test_p04_a_key_the_learned_world_did_not_have": "no guard that a key the learned result lacked is still absent",
+    "test_p05_a_stock_count_returned_as_text": "numeric strings get no sign guard",
+    "test_p06_the_named_orders_status_in_a_list_of_orders": "element facts are sets; the picked element's own fields are not guarded",
+    "test_p07_an_order_of_another_customer": "no equality guard between two values read (order owner vs customer)",
+    "test_p08_a_quantity_computed_from_a_value_read": "arithmetic on a read value is kept as a constant",
+    "test_p08b_the_tasks_number_in_the_answer_is_not_a_lists_length": "a list's length wins over the task's own number in the answer",
+    "test_p09_the_last_element_of_a_list_that_grew": "a positional pin does not pin the list's length",
+    "test_p10_a_yes_no_answer_from_a_comparison": "read-only answers get no comparison guards",
+    "test_p11_a_date_compared_with_today": "dates are not compared with each other",
+    "test_p12_a_date_without_a_year": "a yearless date takes the learned year; the agent reads today's",
+    "test_p13_a_slash_date_read_the_other_way": "the date shape accepts any format and reads slashes month-first",
+    "test_p14_quantity_zero_removes_the_line": "a task number's sign class (zero) is not part of its slot",
+    "test_p16_membership_up_to_case": "near() is not established when the learned list had no affixed items",
+    "test_p17_numeric_ids_in_a_list_and_a_textual_id_in_the_task": "membership across int and text ids",
+    "test_p19_devices_up_to_a_limit": "a list's length compared with a number read",
+    "test_p20_one_replacement_when_the_quantity_ordered_was_one": "a constant bound to a read value by coincidence",
+    "test_p21_cancel_or_return_widened_then_combined": "a choice region's text is not a fact combined with the others",
+    "test_p22_a_priority_with_a_digit": "codes with a digit (P1) are not switch-like",
+    "test_p23_an_empty_tracking_number": "the emptiness of a string is not a fact",
+    "test_p24_a_count_of_overdue_invoices": "a filtered count is lifted as the whole list's length",
+    "test_p25_a_flag_nested_inside_list_elements": "element facts stop at the elements' own fields",
+    "test_p26_fragile_in_the_delivery_notes": "a substring of free text decides a constant argument",
+}
+for _name, _why in OPEN.items():
+    globals()[_name] = pytest.mark.xfail(strict=True, reason=_why)(globals()[_name])
