@@ -153,6 +153,12 @@ class _Renderer:
                     return f"require(len({target}) > 1, {f'{target} has more than one element, as when learned'!r})"
                 why = f"{target} has {g.value} element{'s' if g.value != 1 else ''}, as when learned"
                 return f"require(len({target}) == {g.value!r}, {why!r})"
+            case "textsign":
+                op = {"positive": "> 0", "zero": "== 0", "negative": "< 0"}[g.value]
+                return f"require(float({target}) {op}, {f'{target} is {g.value}, as when learned'!r})"
+            case "size":
+                why = f"{target} has {g.value} elements, as when learned (the run took one by position)"
+                return f"require(len({target}) == {g.value!r}, {why!r})"
             case "pin":
                 why = f"{target} is {_sorted_keys(g.value)!r}, as when learned (the run took it by position)"
                 return f"require({target} == {_sorted_keys(g.value)!r}, {why!r})"
@@ -225,6 +231,10 @@ class _Renderer:
             return f"({target} > 0) - ({target} < 0)"
         if g.kind == "count":
             return f"min(len({target}), 2)"
+        if g.kind == "size":
+            return f"len({target})"
+        if g.kind == "textsign":
+            return f"(float({target}) > 0) - (float({target}) < 0)"
         if g.kind == "cmp":
             left, right = self.expr(g.value[1]), _target(self.vars[g.value[0]], g.path)
             return f"({left} > {right}) - ({left} < {right})"
@@ -263,6 +273,7 @@ class _Renderer:
 _AS_COMPUTED: dict[str, dict[Any, Any]] = {
     "len": {"nonempty": True, "empty": False},
     "sign": {"positive": 1, "zero": 0, "negative": -1},
+    "textsign": {"positive": 1, "zero": 0, "negative": -1},
     "count": {"many": 2},
 }
 

@@ -96,11 +96,17 @@ def token_shape(v: Any) -> str:
     return "".join(out)
 
 
+_NUMERIC_TEXT = re.compile(r"-?\d+(?:\.\d+)?")
+_SHORT_CODE = re.compile(r"[A-Za-z]{1,2}\d{1,2}")  # a priority or tier: P1, L2, T3
+
+
 def _categorical(v: Any, element: bool = False) -> bool:
     if v is None or type(v) is bool:
         return True
     if type(v) is not str or not v or len(v) > 32:
         return False
+    if _SHORT_CODE.fullmatch(v):
+        return True
     return _CODE_LIKE.fullmatch(v) is not None or (not element and _TITLE_WORD.fullmatch(v) is not None)
 
 
@@ -186,6 +192,11 @@ class _Facts:
             self._equalities(v, path)
             return
         if t is str:
+            if v == "" and not self._known(v):
+                self.out.append(Guard("eq", path, ""))  # nothing there: "not shipped yet" may hinge on it
+            elif _NUMERIC_TEXT.fullmatch(v) and not self._known(v):
+                n = float(v)
+                self.out.append(Guard("textsign", path, "positive" if n > 0 else "zero" if n == 0 else "negative"))
             self._equalities(v, path)
             return
         if t is list:
@@ -226,17 +237,14 @@ class _Facts:
     def _members(self, items: list[Any], path: tuple[str | int, ...]) -> None:
         for name, value in self.params:
             found = any(_same_type(e, value) and e == value for e in items)
-            if found or (any(_same_type(e, value) for e in items) and not self._given(value)):
-                self.out.append(Guard("member", path, (name, found)))
-            self._near(name, value, items, path)
-
-    def _near(self, name: str, value: Any, items: list[Any], path: tuple[str | int, ...]) -> None:
-        """Membership up to case and surrounding punctuation, where the list writes values so (``#W1`` for ``W1``)."""
-        if type(value) is not str or not any(
-            type(e) is str and re.search(r"^[^\w\s]|[^\w\s]$", e) and _comparable(core(e), core(value)) for e in items
-        ):
-            return
-        self.out.append(Guard("near", path, (name, near(value, items))))
+            if found:
+                self.out.append(Guard("member", path, (name, True)))
+            elif type(value) is str and any(_scalar(e) for e in items) and not self._given(value):
+                # not there, not even up to case, punctuation or type ("VPN-Users", "#W1", 6001): a
+                # world where it is, in any of those forms, may be another decision
+                self.out.append(Guard("near", path, (name, near(value, items))))
+            elif any(_same_type(e, value) for e in items) and not self._given(value):
+                self.out.append(Guard("member", path, (name, False)))
 
     def _elements(self, elements: list[dict[str, Any]], path: tuple[str | int, ...]) -> None:
         """Facts over a list's elements: their flags, their statuses where the list shows some repeat, whether a task value is among a field's values.
@@ -256,9 +264,12 @@ class _Facts:
                 continue  # the field's values are pinned: whether a task value is among them too
             for name, value in self.params:
                 found = any(_same_type(x, value) and x == value for x in seen)
-                if found or (any(_comparable(x, value) for x in seen) and not self._given(value)):
-                    self.out.append(Guard("member", each, (name, found)))
-                self._near(name, value, seen, each)
+                if found:
+                    self.out.append(Guard("member", each, (name, True)))
+                elif type(value) is str and any(_comparable(str(x), value) for x in seen if _scalar(x)) and not self._given(value):
+                    self.out.append(Guard("near", each, (name, near(value, seen))))
+                elif any(_comparable(x, value) for x in seen) and not self._given(value):
+                    self.out.append(Guard("member", each, (name, False)))
 
 
 def core(text: str) -> str:
@@ -267,11 +278,15 @@ def core(text: str) -> str:
 
 
 def near(value: Any, items: Any) -> bool:
-    """Whether ``items`` holds ``value`` up to case and surrounding punctuation."""
-    if type(value) is not str:
+    """Whether ``items`` holds ``value`` up to case, surrounding punctuation and type (``"6001"`` ~ ``6001``)."""
+    if not _scalar(value):
         return False
-    want = core(value)
-    return any(type(e) is str and core(e) == want for e in items)
+    want = core(str(value))
+    return any(_scalar(e) and core(str(e)) == want for e in items)
+
+
+def _scalar(v: Any) -> bool:
+    return type(v) in (str, int, float)
 
 
 def _alike(a: Any, b: Any) -> bool:
@@ -326,7 +341,10 @@ def derive_guards(
         used[ref.call].add(ref.path)
     guards: list[list[Guard]] = []
     for i, call in enumerate(traj.calls):
-        has = [Guard("has", p, value_kind(_at(call.result, p))) for p in sorted(used[i], key=lambda p: (len(p), repr(p)))]
+        paths = sorted(used[i], key=lambda p: (len(p), repr(p)))
+        has = [Guard("has", p, value_kind(_at(call.result, p))) for p in paths]
+        # text the skill passes on or quotes must be there again (an empty tracking number is news)
+        has += [Guard("len", p, "nonempty") for p in paths if type(_at(call.result, p)) is str and _at(call.result, p)]
         facts = _Facts(params or {}, _leaves(call.args))
         facts.walk(call.result, ())
         guards.append(has + facts.out)
@@ -441,11 +459,18 @@ def observe(g: Guard, result: Any, params: dict[str, Any], results: list[Any] | 
         case "has":
             return value_kind(value)
         case "len":
-            return ("nonempty" if value else "empty") if type(value) in (list, dict) else MISSING
+            return ("nonempty" if value else "empty") if type(value) in (list, dict, str) else MISSING
+        case "size":
+            return len(value) if type(value) in (list, dict) else MISSING
         case "count":
             if type(value) not in (list, dict):
                 return MISSING
             return len(value) if len(value) < 2 else "many"
+        case "textsign":
+            if type(value) is not str or not _NUMERIC_TEXT.fullmatch(value):
+                return MISSING
+            n = float(value)
+            return "positive" if n > 0 else "zero" if n == 0 else "negative"
         case "sign":
             if type(value) not in (int, float) or type(value) is bool:
                 return MISSING

@@ -36,7 +36,7 @@ from ._trajectory import Trajectory
 __all__ = ["ATTRIBUTE_RUNS", "generalize", "merge", "settle", "spec_from_runs"]
 
 ATTRIBUTE_RUNS = 5  # runs that acted alike, each with another value, before a text fact counts as an attribute
-_SWITCHES = frozenset({"eq", "member", "near", "equal", "values", "pin", "len", "sign", "count", "cmp"})  # kept as sets of values
+_SWITCHES = frozenset({"eq", "member", "near", "equal", "values", "pin", "len", "sign", "textsign", "count", "size", "cmp"})  # kept as sets of values
 _OBSERVED = _SWITCHES | {"has"}  # facts that can be read off any run's results
 
 
@@ -140,8 +140,8 @@ def merge(specs: list[SkillSpec], runs: list[Trajectory]) -> SkillSpec | None:
     """One skill for runs (``specs[i]`` lifted from ``runs[i]``) that made the same calls from the same sources, or None."""
     first = specs[0]
     for other in specs[1:]:
-        if (first.template, first.slots, first.output, first.tools, first.instances, first.alts) != (
-            other.template, other.slots, other.output, other.tools, other.instances, other.alts
+        if (first.template, _unchosen(first.slots), first.output, first.tools, first.instances, first.alts) != (
+            other.template, _unchosen(other.slots), other.output, other.tools, other.instances, other.alts
         ) or len(first.steps) != len(other.steps):
             return None
         for sa, sb in zip(first.steps, other.steps, strict=True):
@@ -183,11 +183,26 @@ def merge(specs: list[SkillSpec], runs: list[Trajectory]) -> SkillSpec | None:
     all_runs: tuple[str, ...] = ()
     for spec in specs:
         all_runs += tuple(r for r in spec.runs if r not in all_runs)
+    slots = tuple(  # a choice takes the texts its runs said
+        Slot(s.name, s.kind, s.type, s.transform, "|".join(sorted({t for spec in specs for t in _said_texts(spec, s.name)},
+                                                                 key=lambda x: (x.lower(), x))), s.same)
+        if s.kind == CHOICE else s
+        for s in first.slots
+    )
     return SkillSpec(
-        name=first.name, template=first.template, slots=first.slots, examples=first.examples, steps=steps,
+        name=first.name, template=first.template, slots=slots, examples=first.examples, steps=steps,
         output=first.output, tools=first.tools, instances=first.instances, runs=all_runs, task=first.task,
         constants=first.constants, alts=first.alts,
     )
+
+
+def _unchosen(slots: tuple[Slot, ...]) -> tuple[Slot, ...]:
+    return tuple(Slot(s.name, s.kind, s.type, s.transform, None, s.same) if s.kind == CHOICE else s for s in slots)
+
+
+def _said_texts(spec: SkillSpec, name: str) -> list[str]:
+    slot = next(s for s in spec.slots if s.name == name)
+    return choices(slot)
 
 
 def _combine(kept: list[list[Guard]], varied: list[tuple[int, Guard, list[Any]]], n_runs: int) -> None:
@@ -225,6 +240,7 @@ _DOMAINS: dict[str, tuple[Any, ...]] = {
     "cmp": (-1, 0, 1),
     "len": ("empty", "nonempty"),
     "sign": ("negative", "positive", "zero"),
+    "textsign": ("negative", "positive", "zero"),
 }
 
 
@@ -244,7 +260,7 @@ def _as_guard(g: Guard, observed: Any) -> Guard:
         return Guard(g.kind, g.path, (g.value[0], observed))
     if g.kind == "cmp":
         return Guard("cmp", g.path, (g.value[0], g.value[1], observed))
-    if g.kind in ("values", "pin", "eq", "len", "sign", "count", "has"):
+    if g.kind in ("values", "pin", "eq", "len", "sign", "textsign", "count", "size", "has"):
         return Guard(g.kind, g.path, g.value if g.kind in ("values", "pin") else observed)
     return g
 

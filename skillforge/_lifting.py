@@ -28,7 +28,7 @@ from typing import Any
 from ._guards import collection, derive_guards, refs_in, walk_exprs
 from ._spec import Const, DictOf, Expr, Fmt, Guard, Join, Len, ListOf, Neg, Param, Ref, Select, SkillSpec, Step
 from ._spans import TOKEN_END, TOKEN_START, TaskSpans
-from ._template import Slot, TaskTemplate, _said, shape_of
+from ._template import CHOICE, Slot, TaskTemplate, _said, shape_of
 
 from ._trajectory import Trajectory, canonical_json
 
@@ -156,9 +156,6 @@ class _Lifter:
                     for spec in _NUMBER_FORMATS.get(type(v), ()):  # a money amount is written 42.50 first
                         if type(v) is float or format(v, spec) != str(v):
                             self.scalars.append((format(v, spec), Ref(call, path), 1 + call, spec))
-            if type(v) is list and not _under_list(path):
-                if v:  # a count an answer quotes ("has 3 members"), after every value of the results
-                    self.scalars.append((str(len(v)), Len(Ref(call, path)), 100 + call, ""))
             if type(v) is dict:
                 if collection(v):
                     for k in v:
@@ -480,6 +477,19 @@ class _Lifter:
         return Join(Ref(call, seq_path), sep, tail, sort=not in_order), j
 
 
+def _narrowed(template: TaskTemplate, task: str) -> tuple[Slot, ...]:
+    """The template's slots, each choice narrowed to the text this run's task said there.
+
+    A run learned under a widened template ("cancel|return") speaks only for the
+    text it saw: its skill takes that text, until runs that said the others merge in.
+    """
+    said = template.chosen(task)
+    return tuple(
+        Slot(s.name, s.kind, s.type, s.transform, said.get(s.name, s.shape), s.same) if s.kind == CHOICE else s
+        for s in template.slots
+    )
+
+
 def _params_used(raw_steps: list[tuple[str, tuple[tuple[str, Expr], ...]]], output: Expr) -> set[str]:
     return {e.name for top in [e for _t, a in raw_steps for _k, e in a] + [output] for e in walk_exprs(top) if isinstance(e, Param)}
 
@@ -568,8 +578,9 @@ def _positional_pins(
             if type(key) is int and type(value) is list:
                 if len(value) == 1:
                     out.append((ref.call, Guard("count", ref.path[:j], 1)))
-                else:
+                else:  # the value taken, and where: the same position of a list as long
                     out.append((ref.call, Guard("pin", ref.path, _dig(traj.calls[ref.call].result, ref.path))))
+                    out.append((ref.call, Guard("size", ref.path[:j], len(value))))
                     break
             value = value[key]
     return out
@@ -790,7 +801,7 @@ def lift(
     return SkillSpec(
         name=name,
         template=template.text,
-        slots=template.slots,
+        slots=_narrowed(template, traj.task),
         examples=bound,
         steps=steps,
         output=output,

@@ -477,6 +477,20 @@ class TaskTemplate:
             out[name] = value
         return out
 
+    def chosen(self, task: str) -> dict[str, str]:
+        """For each choice slot, which of its texts ``task`` says there ({} if it does not bind)."""
+        m = self.regex.fullmatch(task.strip()) if len(task) <= self.max_chars else None
+        if m is None:
+            return {}
+        out = {}
+        for slot in self.slots:
+            if slot.kind == CHOICE:
+                said = m.group(slot.name) or ""
+                out[slot.name] = next(
+                    (a for a in choices(slot) if re.fullmatch(_literal_regex(a), said, re.IGNORECASE)), said.strip()
+                )
+        return out
+
     def __repr__(self) -> str:
         return f"TaskTemplate({self.text!r})"
 
