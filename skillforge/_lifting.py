@@ -156,6 +156,10 @@ class _Lifter:
                     for spec in _NUMBER_FORMATS.get(type(v), ()):  # a money amount is written 42.50 first
                         if type(v) is float or format(v, spec) != str(v):
                             self.scalars.append((format(v, spec), Ref(call, path), 1 + call, spec))
+            if type(v) is list and v and not _under_list(path) and all(_is_scalar(e) for e in v):
+                # a count an answer quotes ("has 3 members"), after every value of the results; only of a
+                # list of plain values, whose elements carry nothing a count could have filtered by
+                self.scalars.append((str(len(v)), Len(Ref(call, path)), 100 + call, ""))
             if type(v) is dict:
                 if collection(v):
                     for k in v:
