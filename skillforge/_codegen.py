@@ -153,6 +153,11 @@ class _Renderer:
                     return f"require(len({target}) > 1, {f'{target} has more than one element, as when learned'!r})"
                 why = f"{target} has {g.value} element{'s' if g.value != 1 else ''}, as when learned"
                 return f"require(len({target}) == {g.value!r}, {why!r})"
+            case "same" | "differ":
+                call, other_path = g.value
+                left, right = target, _target(self.vars[call], other_path)
+                op, words = ("==", "equals") if g.kind == "same" else ("!=", "differs from")
+                return f"require({left} {op} {right}, {f'{left} {words} {right}, as when learned'!r})"
             case "textsign":
                 op = {"positive": "> 0", "zero": "== 0", "negative": "< 0"}[g.value]
                 return f"require(float({target}) {op}, {f'{target} is {g.value}, as when learned'!r})"
@@ -233,6 +238,8 @@ class _Renderer:
             return f"min(len({target}), 2)"
         if g.kind == "size":
             return f"len({target})"
+        if g.kind == "same":
+            return f"{target} == {_target(self.vars[g.value[0]], g.value[1])}"
         if g.kind == "textsign":
             return f"(float({target}) > 0) - (float({target}) < 0)"
         if g.kind == "cmp":

@@ -348,7 +348,7 @@ def derive_guards(
         facts = _Facts(params or {}, _leaves(call.args))
         facts.walk(call.result, ())
         guards.append(has + facts.out)
-    for at, g in _comparisons(traj, args, params or {}):
+    for at, g in _comparisons(traj, args, params or {}) + _shared_ids(traj):
         if g not in guards[at]:
             guards[at].append(g)
     return [tuple(g) for g in guards]
@@ -386,6 +386,45 @@ def _comparisons(
                         continue
                     sign = (value > leaf) - (value < leaf)
                     out.append((max(j, known), Guard("cmp", path, (j, lhs, sign))))
+    return out
+
+
+def _shared_ids(traj: Trajectory) -> list[tuple[int, Guard]]:
+    """Ids two reads agreed on: the order's customer is the customer who wrote in.
+
+    For each read, an id-like value (text with a digit) equal to one an earlier read
+    returned: ``require(order['customer_id'] == customer['customer_id'], ...)``. Echoes of
+    what a call was given are left out (they are relations to the task).
+    """
+    out: list[tuple[int, Guard]] = []
+    seen: list[tuple[int, tuple[str | int, ...], str]] = []
+    for i, call in enumerate(traj.calls):
+        if not traj.tools.get(call.tool, _WRITE).read:
+            continue
+        echoes = {e for e in _leaves(call.args) if type(e) is str}
+        mine = [(p, v) for p, v in _ids(call.result) if v not in echoes]
+        for path, value in mine:
+            for j, other_path, other in seen:
+                if other == value:
+                    out.append((i, Guard("same", path, (j, other_path))))
+                    break
+        seen += [(i, p, v) for p, v in mine]
+    return out
+
+
+def _ids(value: Any, path: tuple[str | int, ...] = (), budget: list[int] | None = None) -> list[tuple[tuple[str | int, ...], str]]:
+    """Id-like texts (a letter or symbol and a digit, no spaces) at dict paths of a result, shallowest first."""
+    budget = budget if budget is not None else [2_000]
+    if type(value) is str:
+        ok = 3 <= len(value) <= 64 and " " not in value and any(c.isdigit() for c in value)
+        return [(path, value)] if ok else []
+    out: list[tuple[tuple[str | int, ...], str]] = []
+    if type(value) is dict and not collection(value):
+        for k in sorted(value):
+            budget[0] -= 1
+            if budget[0] < 0:
+                break
+            out.extend(_ids(value[k], (*path, k), budget))
     return out
 
 
@@ -466,6 +505,11 @@ def observe(g: Guard, result: Any, params: dict[str, Any], results: list[Any] | 
             if type(value) not in (list, dict):
                 return MISSING
             return len(value) if len(value) < 2 else "many"
+        case "same":
+            if results is None:
+                return MISSING
+            other = _get(results[g.value[0]], g.value[1])
+            return other is not None and other == value
         case "textsign":
             if type(value) is not str or not _NUMERIC_TEXT.fullmatch(value):
                 return MISSING

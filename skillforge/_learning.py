@@ -36,7 +36,7 @@ from ._trajectory import Trajectory
 __all__ = ["ATTRIBUTE_RUNS", "generalize", "merge", "settle", "spec_from_runs"]
 
 ATTRIBUTE_RUNS = 5  # runs that acted alike, each with another value, before a text fact counts as an attribute
-_SWITCHES = frozenset({"eq", "member", "near", "equal", "values", "pin", "len", "sign", "textsign", "count", "size", "cmp"})  # kept as sets of values
+_SWITCHES = frozenset({"eq", "member", "near", "equal", "values", "pin", "len", "sign", "textsign", "count", "size", "cmp", "same"})  # kept as sets of values
 _OBSERVED = _SWITCHES | {"has"}  # facts that can be read off any run's results
 
 
@@ -237,6 +237,7 @@ _DOMAINS: dict[str, tuple[Any, ...]] = {
     "member": (False, True),
     "near": (False, True),
     "equal": (False, True),
+    "same": (False, True),
     "cmp": (-1, 0, 1),
     "len": ("empty", "nonempty"),
     "sign": ("negative", "positive", "zero"),
@@ -260,6 +261,8 @@ def _as_guard(g: Guard, observed: Any) -> Guard:
         return Guard(g.kind, g.path, (g.value[0], observed))
     if g.kind == "cmp":
         return Guard("cmp", g.path, (g.value[0], g.value[1], observed))
+    if g.kind == "same":
+        return g if observed else Guard("differ", g.path, g.value)
     if g.kind in ("values", "pin", "eq", "len", "sign", "textsign", "count", "size", "has"):
         return Guard(g.kind, g.path, g.value if g.kind in ("values", "pin") else observed)
     return g
@@ -271,6 +274,8 @@ def _fact_key(g: Guard) -> tuple[Any, ...]:
         return (g.kind, g.path, g.value[0])
     if g.kind == "cmp":
         return (g.kind, g.path, g.value[0], g.value[1])
+    if g.kind == "same":
+        return (g.kind, g.path, g.value)
     if g.kind in _OBSERVED:
         return (g.kind, g.path)
     return (g.kind, g.path, repr(g.value))
