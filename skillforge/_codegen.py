@@ -17,7 +17,7 @@ import jinja2
 import libcst as cst
 
 from ._guards import EACH, walk_exprs
-from ._spec import Const, DictOf, Expr, Fmt, Guard, Join, Len, ListOf, Neg, Param, Ref, Select, SkillSpec
+from ._spec import At, Const, DictOf, Expr, Fmt, Guard, Join, Len, ListOf, Neg, Param, Ref, Select, SkillSpec, Where
 from ._template import CHOICE
 from ._version import __version__
 
@@ -161,6 +161,16 @@ class _Renderer:
             case "textsign":
                 op = {"positive": "> 0", "zero": "== 0", "negative": "< 0"}[g.value]
                 return f"require(float({target}) {op}, {f'{target} is {g.value}, as when learned'!r})"
+            case "rank":
+                index, field, where = g.value
+                code = f"rank({target}, {index!r}, {field!r})"
+                how = {"min": "the least", "max": "the greatest", "mid": "neither the least nor the greatest"}[where]
+                why = f"{target}[{index!r}][{field!r}] is {how} of its list, as when learned"
+                return f"require({code} == {where!r}, {why!r})"
+            case "digits":
+                low, high = (0 if g.value == 1 else 10 ** (g.value - 1)), 10**g.value
+                why = f"{target} has {g.value} digit{'s' if g.value != 1 else ''} before the point, as when learned"
+                return f"require({low} <= abs({target}) < {high}, {why!r})"
             case "size":
                 why = f"{target} has {g.value} elements, as when learned (the run took one by position)"
                 return f"require(len({target}) == {g.value!r}, {why!r})"
@@ -168,8 +178,10 @@ class _Renderer:
                 why = f"{target} is {_sorted_keys(g.value)!r}, as when learned (the run took it by position)"
                 return f"require({target} == {_sorted_keys(g.value)!r}, {why!r})"
             case "cmp":
-                call, lhs, sign = g.value
+                call, lhs, sign = g.value[:3]
                 left, right = self.expr(lhs), _target(self.vars[call], g.path)
+                if len(g.value) > 3:  # money written as text
+                    right = f"float({right})"
                 op, words = {-1: ("<", "is less than"), 0: ("==", "equals"), 1: (">", "is more than")}[sign]
                 return f"require({left} {op} {right}, {f'{left} {words} {right}, as when learned'!r})"
             case "unguarded":
@@ -238,12 +250,17 @@ class _Renderer:
             return f"min(len({target}), 2)"
         if g.kind == "size":
             return f"len({target})"
+        if g.kind == "digits":
+            return f"len(str(int(abs({target}))))"
+        if g.kind == "rank":
+            return f"rank({target}, {g.value[0]!r}, {g.value[1]!r})"
         if g.kind == "same":
             return f"{target} == {_target(self.vars[g.value[0]], g.value[1])}"
         if g.kind == "textsign":
             return f"(float({target}) > 0) - (float({target}) < 0)"
         if g.kind == "cmp":
             left, right = self.expr(g.value[1]), _target(self.vars[g.value[0]], g.path)
+            right = f"float({right})" if len(g.value) > 3 else right
             return f"({left} > {right}) - ({left} < {right})"
         return target
 
@@ -307,7 +324,15 @@ def _unhashable(value: Any) -> Any:
 def _target(var: str, path: tuple[Any, ...]) -> str:
     if EACH in path:
         return f"values({var}" + "".join(f", {k!r}" for k in path) + ")"
-    return var + "".join(f"[{k!r}]" for k in path)
+    out = var
+    for k in path:
+        if isinstance(k, At):  # the key the task names
+            out += f"[{k.name}]"
+        elif isinstance(k, Where):  # the element the task names
+            out = f"pick({out}, {k.field!r}, {k.name})"
+        else:
+            out += f"[{k!r}]"
+    return out
 
 
 def _constant_note(expr: Expr) -> str:
@@ -361,6 +386,11 @@ def _imports(spec: SkillSpec) -> list[str]:
                 helpers.add("join")
             if g.kind == "near" or (g.kind == "combo" and any(f.kind == "near" for _c, f in g.value[0])):
                 helpers.add("near")
+            facts = [f for _c, f in g.value[0]] if g.kind == "combo" else [g]
+            if any(f.kind == "rank" for f in facts):
+                helpers.add("rank")
+            if any(isinstance(k, Where) for f in facts for k in f.path):
+                helpers.add("pick")
     exprs = [e for step in spec.steps for _k, e in step.args] + [spec.output]
     if any(isinstance(e, Select) for top in exprs for e in walk_exprs(top)):
         helpers.add("pick")

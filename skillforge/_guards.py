@@ -8,12 +8,19 @@ before the answer):
 - **categorical values**, at any depth of dicts: booleans, None and enum-like strings
   (one to three lowercase or uppercase words such as ``shipped``, ``on hold``,
   ``IN_TRANSIT``, or one capitalised word such as ``Shipped``);
-- **emptiness** of lists and the **sign** of numbers, at any depth of dicts;
+- **emptiness** of lists and dicts, the **sign** of numbers (the value of integers up to
+  ``_SMALL_INT``), at any depth of dicts;
 - **over the elements of a list** (or of a dict keyed by ids): the set of values of
   each element's flag or status (``values(user['devices'], '*', 'active') == [True]``);
+- **the part a task value selects**, walked like a result: a dict's entry under a key
+  the task says (path step ``At``), the one element of a list of records whose field
+  equals a task value (``Where``, rendered with ``pick``);
 - **relations between the task's values and what was read**: whether a task value is
-  in a list, among a dict's keys or among a field of a list's elements, and whether it
-  equals a field it could be compared with (``group in user['groups']``).
+  in a list, among a dict's keys, among a field of a list's elements or in a comma-separated
+  listing, and whether it equals a field it could be compared with (``group in user['groups']``);
+- **comparisons** of each amount or date a write is given with the numbers, numeric
+  texts and dates read before it (``cmp``), the **scale** of an amount a write takes
+  from a result (``digits``), and **ids two reads agree on** (``same``).
 
 Not facts: values a call echoes back from its own arguments, and values equal to a
 task value (those are relations). Pure and deterministic.
@@ -25,18 +32,20 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from ._spec import DictOf, Expr, Fmt, Guard, Join, Len, ListOf, Neg, Param, Ref, Select
+from ._spec import At, DictOf, Expr, Fmt, Guard, Join, Len, ListOf, Neg, Param, Ref, Select, Where
 from ._trajectory import Trajectory
 
-__all__ = ["EACH", "collect_values", "collection", "core", "near", "derive_guards", "refs_in", "token_shape", "value_kind", "walk_exprs"]
+__all__ = ["EACH", "collect_values", "collection", "core", "digits", "enum_like", "rank", "near", "resolve", "derive_guards", "refs_in", "token_shape", "value_kind", "walk_exprs"]
 
 EACH = "*"  # in a fact's path: every element of a list (or value of an id-keyed dict)
 _CODE_LIKE = re.compile(  # "shipped", "on hold", "pending (item modified)", "IN_TRANSIT"
     r"[a-z][a-z_-]*(?: \(?[a-z][a-z_-]*\)?){0,3}|[A-Z][A-Z_-]*(?: \(?[A-Z][A-Z_-]*\)?){0,3}"
 )
 _TITLE_WORD = re.compile(r"[A-Z][a-z]+")
+_ENUM_WORDS = re.compile(r"[a-z][a-z_-]*(?: \(?[a-z][a-z_-]*\)?){0,3}")  # a program's vocabulary
 _FIELD_NAME = re.compile(r"[A-Za-z_][A-Za-z_]*\d{0,2}")  # "status", "address1"; not "W123", "card_7815826"
 _MAX_NODES = 20_000  # per result; a result larger than this is guarded up to here
+_SMALL_INT = 9  # integers up to this are guarded by value (a severity, a tier), larger ones by sign
 
 def value_kind(v: Any) -> str:
     """The JSON kind a ``has`` guard checks: str, number, bool, null, list or dict."""
@@ -86,6 +95,42 @@ def _at(value: Any, path: tuple[str | int, ...]) -> Any:
     return value
 
 
+def resolve(value: Any, path: tuple[Any, ...], params: dict[str, Any]) -> Any:
+    """``value`` at ``path``, where ``At`` and ``Where`` steps take the task's values from ``params``.
+
+    Raises ``KeyError`` (or ``IndexError``/``TypeError``) where the path is not there,
+    including a ``Where`` that does not find exactly one element.
+    """
+    for key in path:
+        if isinstance(key, At):
+            value = value[params[key.name]]
+        elif isinstance(key, Where):
+            want = params[key.name]
+            found = [e for e in value if type(e) is dict and key.field in e and _same_type(e[key.field], want) and e[key.field] == want]
+            if len(found) != 1:
+                raise KeyError(key)
+            value = found[0]
+        else:
+            value = value[key]
+    return value
+
+
+def _keyed(v: Any, params: list[tuple[str, Any]]) -> list[tuple[At | Where, Any]]:
+    """The parts of ``v`` a task value selects: a dict's value under a key the task says, the one
+    element of a list of records whose field equals a task value. First match per task value."""
+    out: list[tuple[At | Where, Any]] = []
+    for name, value in params:
+        if type(v) is dict and type(value) is str and value in v:
+            out.append((At(name), v[value]))
+        elif type(v) is list and v and all(type(e) is dict for e in v):
+            for f in sorted({k for e in v for k in e}):
+                found = [e for e in v if f in e and _same_type(e[f], value) and e[f] == value]
+                if len(found) == 1:
+                    out.append((Where(f, name), found[0]))
+                    break
+    return out
+
+
 def token_shape(v: Any) -> str:
     """Letters, digits and punctuation of a value, runs collapsed: ``"carol.diaz"`` → ``"a.a"``."""
     out: list[str] = []
@@ -108,6 +153,22 @@ def _categorical(v: Any, element: bool = False) -> bool:
     if _SHORT_CODE.fullmatch(v):
         return True
     return _CODE_LIKE.fullmatch(v) is not None or (not element and _TITLE_WORD.fullmatch(v) is not None)
+
+
+def enum_like(v: Any) -> bool:
+    """Lowercase code words (``pending``, ``on hold``, ``awaiting_payment``): a program's vocabulary, not a name or a place."""
+    return type(v) is str and _ENUM_WORDS.fullmatch(v) is not None
+
+
+_LISTING_PIECE = re.compile(r"[^\s,;]{1,32}")
+
+
+def listing(text: str) -> list[str] | None:
+    """The items of text that lists codes (``"staff,vpn-users"``, ``"a; b"``), or None."""
+    if "," not in text and ";" not in text:
+        return None
+    pieces = [p.strip() for p in re.split(r"[,;]", text)]
+    return pieces if len(pieces) >= 2 and all(_LISTING_PIECE.fullmatch(p) for p in pieces) else None
 
 
 def collection(d: dict[str, Any]) -> bool:
@@ -165,9 +226,10 @@ def _same_type(a: Any, b: Any) -> bool:
 class _Facts:
     """The facts of one result, in a fixed order (sorted keys, shallowest first)."""
 
-    def __init__(self, params: dict[str, Any], echoes: list[Any]) -> None:
+    def __init__(self, params: dict[str, Any], echoes: list[Any], used: frozenset[tuple[Any, ...]] = frozenset()) -> None:
         self.params = [(n, v) for n, v in params.items() if v is not None and type(v) in (str, int, float) and v != ""]
         self.echoes = echoes
+        self.used = used  # paths the skill passes on or quotes: data, not a decision's input
         self.out: list[Guard] = []
         self.budget = _MAX_NODES
 
@@ -187,7 +249,9 @@ class _Facts:
             return
         t = type(v)
         if t in (int, float):
-            if not self._known(v) and v == v:
+            if t is int and 0 <= v <= _SMALL_INT and not self._known(v) and path not in self.used:
+                self.out.append(Guard("eq", path, v))  # a level, a tier, a count of few: each may decide
+            elif not self._known(v) and v == v:
                 self.out.append(Guard("sign", path, "positive" if v > 0 else "zero" if v == 0 else "negative"))
             self._equalities(v, path)
             return
@@ -197,27 +261,44 @@ class _Facts:
             elif _NUMERIC_TEXT.fullmatch(v) and not self._known(v):
                 n = float(v)
                 self.out.append(Guard("textsign", path, "positive" if n > 0 else "zero" if n == 0 else "negative"))
+            items = listing(v)
+            if items is not None:  # "staff,wiki": whether a task value is listed there
+                self._members(items, path)
             self._equalities(v, path)
             return
         if t is list:
             self.out.append(Guard("len", path, "nonempty" if v else "empty"))
             if v and all(type(e) is dict for e in v):
                 self._elements(v, path)
+                for step, part in _keyed(v, self.params):  # the element the task names, less the field that names it
+                    self.walk({k: x for k, x in part.items() if k != step.field}, (*path, step))
             elif v:
                 self._members(v, path)
             return
         if t is dict:
             if collection(v):
                 self.out.append(Guard("len", path, "nonempty" if v else "empty"))
-                self._members(list(v), path)
+                self._members(list(v), path, keys=True)
                 if all(type(e) is dict for e in v.values()):
                     self._elements(list(v.values()), path)
+                for step, part in _keyed(v, self.params):
+                    self.walk(part, (*path, step))
                 return
+            if not v:
+                self.out.append(Guard("len", path, "empty"))  # no holds, no flags set: either may decide
+            flags = len(v) >= 2 and len({type(x) for x in v.values()}) == 1 and type(next(iter(v.values()))) in (bool, int, float)
+            keyed = _keyed(v, self.params)
             for name, value in self.params:
                 if type(value) is str and value in v:
                     self.out.append(Guard("member", path, (name, True)))
+                elif flags and type(value) is str and value.islower() and any(token_shape(k) == token_shape(value) for k in v):
+                    self.out.append(Guard("member", path, (name, False)))  # a feature map without this feature
+            taken = {v_key for v_key in v if any(type(p) is str and p == v_key for _n, p in self.params)}
+            for step, part in keyed:
+                self.walk(part, (*path, step))
             for key in sorted(v):
-                self.walk(v[key], (*path, key))
+                if key not in taken:
+                    self.walk(v[key], (*path, key))
 
     def _equalities(self, v: Any, path: tuple[str | int, ...]) -> None:
         if any(_same_type(v, e) and v == e for e in self.echoes):
@@ -230,20 +311,23 @@ class _Facts:
             elif token_shape(v) == token_shape(value) or _alike(v, value):
                 self.out.append(Guard("equal", path, (name, False)))
 
-    def _given(self, value: Any) -> bool:
-        """Whether the call was given ``value``: the key it looked up is seldom what its lists are about."""
-        return any(_same_type(value, e) and value == e for e in self.echoes)
+    def _given(self, value: Any, path: tuple[Any, ...] = ("*",)) -> bool:
+        """Whether the call was given ``value``: the key it looked up is seldom what its lists are
+        about, unless the list is the whole result (a search for it)."""
+        return bool(path) and any(_same_type(value, e) and value == e for e in self.echoes)
 
-    def _members(self, items: list[Any], path: tuple[str | int, ...]) -> None:
+    def _members(self, items: list[Any], path: tuple[str | int, ...], keys: bool = False) -> None:
+        """Whether each task value is among ``items`` (a list, a listing, or a dict's ``keys``)."""
+        where = ("*",) if keys else path  # a dict's keys are never a search's results
         for name, value in self.params:
             found = any(_same_type(e, value) and e == value for e in items)
             if found:
                 self.out.append(Guard("member", path, (name, True)))
-            elif type(value) is str and any(_scalar(e) for e in items) and not self._given(value):
+            elif type(value) is str and any(_scalar(e) for e in items) and not self._given(value, where):
                 # not there, not even up to case, punctuation or type ("VPN-Users", "#W1", 6001): a
                 # world where it is, in any of those forms, may be another decision
                 self.out.append(Guard("near", path, (name, near(value, items))))
-            elif any(_same_type(e, value) for e in items) and not self._given(value):
+            elif any(_same_type(e, value) for e in items) and not self._given(value, where):
                 self.out.append(Guard("member", path, (name, False)))
 
     def _elements(self, elements: list[dict[str, Any]], path: tuple[str | int, ...]) -> None:
@@ -281,6 +365,8 @@ def near(value: Any, items: Any) -> bool:
     """Whether ``items`` holds ``value`` up to case, surrounding punctuation and type (``"6001"`` ~ ``6001``)."""
     if not _scalar(value):
         return False
+    if type(items) is str:
+        items = listing(items) or [items]
     want = core(str(value))
     return any(_scalar(e) and core(str(e)) == want for e in items)
 
@@ -289,9 +375,18 @@ def _scalar(v: Any) -> bool:
     return type(v) in (str, int, float)
 
 
+_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+_ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
 def _alike(a: Any, b: Any) -> bool:
-    """Texts that could be the same value in another world: one kind of characters, a similar number of words."""
-    if type(a) is not str or type(b) is not str or not _comparable(a, b):
+    """Texts that could be the same value in another world: both emails, both dates, or one kind of
+    characters and a similar number of words."""
+    if type(a) is not str or type(b) is not str:
+        return False
+    if any(p.fullmatch(a) and p.fullmatch(b) for p in (_EMAIL, _ISO_DATE)):
+        return True
+    if not _comparable(a, b):
         return False
     return abs(len(a.split()) - len(b.split())) <= 2 and (" " in a) == (" " in b)
 
@@ -345,9 +440,17 @@ def derive_guards(
         has = [Guard("has", p, value_kind(_at(call.result, p))) for p in paths]
         # text the skill passes on or quotes must be there again (an empty tracking number is news)
         has += [Guard("len", p, "nonempty") for p in paths if type(_at(call.result, p)) is str and _at(call.result, p)]
-        facts = _Facts(params or {}, _leaves(call.args))
+        facts = _Facts(params or {}, _leaves(call.args), frozenset(paths))
         facts.walk(call.result, ())
         guards.append(has + facts.out)
+    for i, step_args in enumerate(args):  # an amount a write takes from a result: its scale
+        if traj.tools.get(traj.calls[i].tool, _WRITE).read:
+            continue
+        for _name, expr in step_args:
+            for ref in refs_in(expr):
+                v = _get(traj.calls[ref.call].result, ref.path)
+                if _number(v) and type(v) is not bool and Guard("digits", ref.path, digits(v)) not in guards[ref.call]:
+                    guards[ref.call].append(Guard("digits", ref.path, digits(v)))
     for at, g in _comparisons(traj, args, params or {}) + _shared_ids(traj):
         if g not in guards[at]:
             guards[at].append(g)
@@ -363,15 +466,16 @@ def _comparisons(
     ``require(amount < account['balance'], ...)``. Placed where both are known.
     """
     out: list[tuple[int, Guard]] = []
+    named = [(n, v) for n, v in params.items() if v is not None and type(v) in (str, int, float) and v != ""]
     for i, call in enumerate(traj.calls):
         ref = traj.tools.get(call.tool)
         if ref is None or ref.read:
             continue
         for _name, arg in args[i]:
             expr = arg.value if isinstance(arg, Neg) else arg  # a debit compares by its amount
-            if isinstance(expr, Param) and _number(params.get(expr.name)):
+            if isinstance(expr, Param) and _ordered(params.get(expr.name)):
                 lhs, known, value = expr, -1, params[expr.name]
-            elif isinstance(expr, Ref) and _number(_get(traj.calls[expr.call].result, expr.path)):
+            elif isinstance(expr, Ref) and _ordered(_get(traj.calls[expr.call].result, expr.path)):
                 lhs, known, value = expr, expr.call, _get(traj.calls[expr.call].result, expr.path)
             else:
                 continue
@@ -379,14 +483,58 @@ def _comparisons(
                 if not traj.tools.get(traj.calls[j].tool, _WRITE).read:
                     continue
                 echoes = _leaves(traj.calls[j].args)
-                for path, leaf in _numbers(traj.calls[j].result):
+                for path, leaf in _numbers(traj.calls[j].result, named):
                     if (isinstance(lhs, Ref) and (lhs.call, lhs.path) == (j, path)) or any(
                         _same_type(leaf, e) and leaf == e for e in echoes
                     ):
                         continue
-                    sign = (value > leaf) - (value < leaf)
-                    out.append((max(j, known), Guard("cmp", path, (j, lhs, sign))))
+                    pair = _as_ordered(value, leaf)
+                    if pair is None:
+                        continue
+                    a, b = pair
+                    extra = (True,) if type(leaf) is str and not _ISO_DATE.fullmatch(leaf) else ()  # money as text
+                    out.append((max(j, known), Guard("cmp", path, (j, lhs, (a > b) - (a < b), *extra))))
     return out
+
+
+def rank(seq: Any, index: int, field: str) -> str:
+    """``"min"``/``"max"`` if ``seq[index][field]`` alone is the least/greatest of that field, else ``"mid"``."""
+    if type(seq) is not list or not -len(seq) <= index < len(seq):
+        return "mid"
+    nums = [e.get(field) if type(e) is dict else None for e in seq]
+    if not all(_number(n) and type(n) is not bool for n in nums):
+        return "mid"
+    mine = nums[index]
+    if nums.count(mine) == 1 and mine == min(nums):
+        return "min"
+    if nums.count(mine) == 1 and mine == max(nums):
+        return "max"
+    return "mid"
+
+
+def digits(v: float) -> int:
+    """How many digits a number has before the point: refunding 40 and refunding 900 may be
+    different decisions (a limit of the agent's policy lies between), so a write takes an
+    amount of the scale it was learned with."""
+    return len(str(int(abs(v))))
+
+
+def _ordered(v: Any) -> bool:
+    """An amount or a date (ISO): what a write's argument is compared with."""
+    return _number(v) and type(v) is not bool or (type(v) is str and _ISO_DATE.fullmatch(v) is not None)
+
+
+def _as_ordered(a: Any, b: Any) -> tuple[Any, Any] | None:
+    """``a`` and ``b`` as values of one order (numbers, numeric text as a number, ISO dates), or None."""
+    if type(a) is str or type(b) is str:
+        if type(a) is str and type(b) is str and _ISO_DATE.fullmatch(a) and _ISO_DATE.fullmatch(b):
+            return a, b
+        if _number(a) and type(a) is not bool and type(b) is str and _NUMERIC_TEXT.fullmatch(b):
+            return a, float(b)
+        return None
+    if _number(a) and _number(b) and type(a) is not bool and type(b) is not bool:
+        return a, b
+    return None
 
 
 def _shared_ids(traj: Trajectory) -> list[tuple[int, Guard]]:
@@ -439,25 +587,37 @@ def _number(v: Any) -> bool:
     return type(v) in (int, float) and v == v
 
 
-def _get(value: Any, path: tuple[Any, ...]) -> Any:
+def _get(value: Any, path: tuple[Any, ...], params: dict[str, Any] | None = None) -> Any:
     try:
-        return _at(value, path)
+        return resolve(value, path, params or {})
     except (KeyError, IndexError, TypeError):
         return None
 
 
-def _numbers(value: Any, path: tuple[str | int, ...] = (), budget: list[int] | None = None) -> list[tuple[tuple[str | int, ...], Any]]:
-    """Numbers at dict paths of a result (not inside lists), shallowest first."""
+def _numbers(
+    value: Any, params: list[tuple[str, Any]], path: tuple[Any, ...] = (), budget: list[int] | None = None
+) -> list[tuple[tuple[Any, ...], Any]]:
+    """Numbers, numeric texts and ISO dates at dict paths of a result, shallowest first: not
+    inside lists or id-keyed dicts, except in the part of one that a task value selects."""
     budget = budget if budget is not None else [2_000]
-    out: list[tuple[tuple[str | int, ...], Any]] = []
-    if _number(value) and type(value) is not bool:
+    out: list[tuple[tuple[Any, ...], Any]] = []
+    if (_number(value) and type(value) is not bool) or (
+        type(value) is str and (_NUMERIC_TEXT.fullmatch(value) or _ISO_DATE.fullmatch(value))
+    ):
         return [(path, value)]
     if type(value) is dict and not collection(value):
+        taken = {k for k in value if any(type(p) is str and p == k for _n, p in params)}
         for k in sorted(value):
             budget[0] -= 1
             if budget[0] < 0:
                 break
-            out.extend(_numbers(value[k], (*path, k), budget))
+            if k not in taken:
+                out.extend(_numbers(value[k], params, (*path, k), budget))
+    if type(value) in (dict, list):
+        for step, part in _keyed(value, params):
+            budget[0] -= 1
+            if budget[0] >= 0:
+                out.extend(_numbers(part, params, (*path, step), budget))
     return out
 
 
@@ -471,15 +631,16 @@ def observe(g: Guard, result: Any, params: dict[str, Any], results: list[Any] | 
     only (a list empty in one run, with elements in another). Hashable; ``MISSING``
     where the path is not there.
     """
-    if g.kind == "cmp":  # an amount against a number read by call ``g.value[0]``
-        call, lhs, _sign = g.value
+    if g.kind == "cmp":  # an amount (or date) against one read by call ``g.value[0]``
+        call, lhs = g.value[:2]
         if results is None:
             return MISSING
-        amount = params.get(lhs.name) if isinstance(lhs, Param) else _get(results[lhs.call], lhs.path)
-        leaf = _get(results[call], g.path)
-        if not (_number(amount) and _number(leaf)) or type(leaf) is bool or type(amount) is bool:
+        amount = params.get(lhs.name) if isinstance(lhs, Param) else _get(results[lhs.call], lhs.path, params)
+        pair = _as_ordered(amount, _get(results[call], g.path, params))
+        if pair is None:
             return MISSING
-        return (amount > leaf) - (amount < leaf)
+        a, b = pair
+        return (a > b) - (a < b)
     if EACH in g.path:
         seen = tuple(collect_values(result, g.path))
         if g.kind == "near":
@@ -489,7 +650,7 @@ def observe(g: Guard, result: Any, params: dict[str, Any], results: list[Any] | 
             return name in params and any(_same_type(v, params[name]) and v == params[name] for v in seen)
         return seen
     try:
-        value = _at(result, g.path)
+        value = resolve(result, g.path, params)
     except (KeyError, IndexError, TypeError):
         return MISSING
     match g.kind:
@@ -508,8 +669,14 @@ def observe(g: Guard, result: Any, params: dict[str, Any], results: list[Any] | 
         case "same":
             if results is None:
                 return MISSING
-            other = _get(results[g.value[0]], g.value[1])
+            other = _get(results[g.value[0]], g.value[1], params)
             return other is not None and other == value
+        case "rank":
+            return rank(value, g.value[0], g.value[1])
+        case "digits":
+            if not _number(value) or type(value) is bool:
+                return MISSING
+            return digits(value)
         case "textsign":
             if type(value) is not str or not _NUMERIC_TEXT.fullmatch(value):
                 return MISSING
@@ -521,7 +688,7 @@ def observe(g: Guard, result: Any, params: dict[str, Any], results: list[Any] | 
             return "positive" if value > 0 else "zero" if value == 0 else "negative"
         case "near":
             name = g.value[0]
-            if name not in params or type(value) not in (list, dict):
+            if name not in params or type(value) not in (list, dict, str):
                 return MISSING
             return near(params[name], value)
         case "member":

@@ -13,6 +13,8 @@ become one skill whose guards are the facts of the world the runs saw:
 - a text fact that took a new value in every one of at least ``ATTRIBUTE_RUNS`` runs
   that acted alike describes *which* thing the run was about (a name, a city), not
   *what to do*: it is not guarded, and the skill says on how many runs that rests.
+  Lowercase code words (``pending``, ``on hold``) are a program's vocabulary, never an
+  attribute: a status new in each of five runs is still a status.
 
 Facts are compared by observing each one in every run's recorded results
 (``observe``), so runs merge even where a fact was established in one run only (a
@@ -27,7 +29,7 @@ import difflib
 import re
 from typing import Any
 
-from ._guards import MISSING, observe
+from ._guards import MISSING, enum_like, observe
 from ._lifting import Rejected, Site, expr_at, lift
 from ._spec import Expr, Guard, SkillSpec, Step
 from ._template import CHOICE, Slot, TaskTemplate, choices, union_shape
@@ -36,7 +38,7 @@ from ._trajectory import Trajectory
 __all__ = ["ATTRIBUTE_RUNS", "generalize", "merge", "settle", "spec_from_runs"]
 
 ATTRIBUTE_RUNS = 5  # runs that acted alike, each with another value, before a text fact counts as an attribute
-_SWITCHES = frozenset({"eq", "member", "near", "equal", "values", "pin", "len", "sign", "textsign", "count", "size", "cmp", "same"})  # kept as sets of values
+_SWITCHES = frozenset({"eq", "member", "near", "equal", "values", "pin", "len", "sign", "textsign", "count", "size", "cmp", "same", "digits", "rank"})  # kept as sets of values
 _OBSERVED = _SWITCHES | {"has"}  # facts that can be read off any run's results
 
 
@@ -251,6 +253,7 @@ def _attribute_like(g: Guard, seen: list[Any]) -> bool:
         g.kind == "eq"
         and len(seen) >= ATTRIBUTE_RUNS
         and all(type(v) is str for v in seen)
+        and not all(enum_like(v) for v in seen)  # "pending", "on hold", ...: a vocabulary, however many seen
         and len(set(seen)) == len(seen)
     )
 
@@ -260,10 +263,12 @@ def _as_guard(g: Guard, observed: Any) -> Guard:
     if g.kind in ("member", "near", "equal"):
         return Guard(g.kind, g.path, (g.value[0], observed))
     if g.kind == "cmp":
-        return Guard("cmp", g.path, (g.value[0], g.value[1], observed))
+        return Guard("cmp", g.path, (g.value[0], g.value[1], observed, *g.value[3:]))
+    if g.kind == "rank":
+        return Guard("rank", g.path, (g.value[0], g.value[1], observed))
     if g.kind == "same":
         return g if observed else Guard("differ", g.path, g.value)
-    if g.kind in ("values", "pin", "eq", "len", "sign", "textsign", "count", "size", "has"):
+    if g.kind in ("values", "pin", "eq", "len", "sign", "textsign", "count", "size", "has", "digits"):
         return Guard(g.kind, g.path, g.value if g.kind in ("values", "pin") else observed)
     return g
 
@@ -273,6 +278,8 @@ def _fact_key(g: Guard) -> tuple[Any, ...]:
     if g.kind in ("member", "near", "equal"):
         return (g.kind, g.path, g.value[0])
     if g.kind == "cmp":
+        return (g.kind, g.path, g.value[0], g.value[1], *g.value[3:])
+    if g.kind == "rank":
         return (g.kind, g.path, g.value[0], g.value[1])
     if g.kind == "same":
         return (g.kind, g.path, g.value)

@@ -25,7 +25,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
-from ._guards import collection, derive_guards, refs_in, walk_exprs
+from ._guards import collection, derive_guards, rank, refs_in, walk_exprs
 from ._spec import Const, DictOf, Expr, Fmt, Guard, Join, Len, ListOf, Neg, Param, Ref, Select, SkillSpec, Step
 from ._spans import TOKEN_END, TOKEN_START, TaskSpans
 from ._template import CHOICE, Slot, TaskTemplate, _said, shape_of
@@ -585,6 +585,10 @@ def _positional_pins(
                 else:  # the value taken, and where: the same position of a list as long
                     out.append((ref.call, Guard("pin", ref.path, _dig(traj.calls[ref.call].result, ref.path))))
                     out.append((ref.call, Guard("size", ref.path[:j], len(value))))
+                    # the cheapest, the latest? where it stood among the others, by each number they all have
+                    numeric = [f for f in sorted(value[key]) if type(value[key]) is dict and all(
+                        type(e) is dict and type(e.get(f)) in (int, float) for e in value)]
+                    out.extend((ref.call, Guard("rank", ref.path[:j], (key, f, rank(value, key, f)))) for f in numeric)
                     break
             value = value[key]
     return out
@@ -759,6 +763,13 @@ def lift(
             agree = Guard("agree", (), (chosen, other))
             if agree not in guards[after]:
                 guards[after].append(agree)
+    for top in [e for _t, a in raw_steps for _k, e in a] + [output]:
+        for ref in refs_in(top):  # read under a key the task names: the skill reads under the learned key
+            for key in ref.path:
+                named = sorted(n for n, v in bound.items() if type(v) is str and v == key)
+                agree = Guard("agree", (), (Param(named[0]), Const(key))) if named else None
+                if agree is not None and agree not in guards[ref.call]:
+                    guards[ref.call].append(agree)
     for call, seq_path, tail, sep in sorted(lifter.sorted_lists, key=repr):
         guards[call].append(Guard("sorted", seq_path, (tail, sep)))
     for top in [e for _t, a in raw_steps for _k, e in a] + [output]:
@@ -769,6 +780,11 @@ def lift(
                     count = Guard("count", e.seq.path, 1 if n == 1 else "many")
                     if count not in guards[e.seq.call]:
                         guards[e.seq.call].append(count)
+            if isinstance(e, Join):  # "a and b" does not say how three are listed ("a, b and c"?)
+                n = len(_dig(traj.calls[e.seq.call].result, e.seq.path))
+                size = Guard("size", e.seq.path, n)
+                if n == 2 and size not in guards[e.seq.call]:
+                    guards[e.seq.call].append(size)
     for call, pin in _positional_pins(traj, [a for _t, a in raw_steps], output):
         if pin not in guards[call]:
             guards[call].append(pin)

@@ -21,7 +21,7 @@ from typing import Any, Union
 from ._template import Slot
 from ._trajectory import ToolRef
 
-__all__ = ["Const", "DictOf", "Expr", "Fmt", "Guard", "Join", "Len", "ListOf", "Neg", "Param", "Ref", "Select", "SkillSpec", "Step"]
+__all__ = ["At", "Const", "DictOf", "Expr", "Fmt", "Guard", "Join", "Len", "ListOf", "Neg", "Param", "Ref", "Select", "SkillSpec", "Step", "Where"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +100,24 @@ class Neg:
 
 
 Expr = Union[Param, Ref, Select, Const, ListOf, DictOf, Fmt, Join, Len, Neg]
+
+
+@dataclass(frozen=True, slots=True)
+class At:
+    """In a guard's path: the key of a dict that equals the task's value ``name`` (``accounts[account]``)."""
+
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class Where:
+    """In a guard's path: the one element of a list whose ``field`` equals the task's value ``name``.
+
+    Rendered ``pick(customer['accounts'], 'account_id', account_id)``.
+    """
+
+    field: str
+    name: str
 
 
 @dataclass(frozen=True, slots=True)

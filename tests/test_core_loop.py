@@ -16,12 +16,12 @@ from .conftest import copy_db
 
 # pairs of tickets whose worlds agree on what the agent's decision hinges on (status, stock, ...)
 WORKFLOWS = [
-    ("Refund order #1001", "Refund order #1013"),
+    ("Refund order #1001", "Refund order #1005"),  # totals of one scale (125.75, 154.50)
     ("Where is my order #1002?", "Where is my order #1010?"),
     ("Please ship order #1006 to 12 Elm Street, Springfield instead.", "Please ship order #1040 to 7 Mill Lane, Lakeside instead."),
     ("Change the email of customer C-104 to sam1@example.org", "Change the email of customer C-111 to kim77@example.org"),
     ("Send a replacement for order #1006", "Send a replacement for order #1019"),  # in stock
-    ("Send a replacement for order #1009", "Send a replacement for order #1042"),  # out of stock
+    ("Send a replacement for order #1009", "Send a replacement for order #1055"),  # out of stock; the first item has the most units
 ]
 
 
@@ -40,7 +40,7 @@ def test_second_task_of_a_seen_shape_is_served_by_the_skill_with_the_agents_call
 
     before = copy_db(desk_db, tmp_path / "before.sqlite3")
     hit = forge.solve(second)
-    assert hit.source == "skill"
+    assert hit.source == "skill", hit.handover
     assert hit.skill == learned.learned
     assert hit.llm_calls == 0
 
@@ -59,7 +59,7 @@ def test_a_learned_skill_is_written_once_and_reused(desk_db: Path, make_forge) -
     files = sorted(p.name for p in forge.skills_dir.glob("*.py"))
     assert files == ["__init__.py", "refund_order.py"]  # the skill, and the package that exports it
     assert len(list((forge.skills_dir / "runs").glob("*.json"))) == 1
-    for order in ("1003", "1004", "1005"):  # delivered, like 1001
+    for order in ("1005", "1016", "1023"):  # delivered, like 1001, and a total of three digits
         assert forge.solve(f"Refund order #{order}").source == "skill"
     assert sorted(p.name for p in forge.skills_dir.glob("*.py")) == files
 

@@ -209,3 +209,41 @@ def test_time_budget_stops_a_slow_loop(tmp_path: Path, desk_db: Path) -> None:
     result = forge.solve("Where is my order #1003?")  # 2 items: 1 + 2*2*2 = 9 calls of 10 ms wanted
     assert result.source == "skill+agent" and "ran out of its time budget" in result.handover
     assert made["n"] == 7  # checked every 8 calls: the 8th was never made
+
+
+@pytest.mark.parametrize(
+    ("seq", "index", "field", "expected"),
+    [
+        ([{"p": 320}, {"p": 210}, {"p": 260}], 1, "p", "min"),
+        ([{"p": 320}, {"p": 210}, {"p": 260}], 0, "p", "max"),
+        ([{"p": 320}, {"p": 210}, {"p": 260}], 2, "p", "mid"),
+        ([{"p": 210}, {"p": 210}], 0, "p", "mid"),  # a tie: not alone the least
+        ([{"p": 1}, {"q": 2}], 0, "p", "mid"),  # not every element has it
+        ([{"p": 1}, {"p": True}], 0, "p", "mid"),  # a flag is no number
+        ({"p": 1}, 0, "p", "mid"),
+        ([{"p": 1}], 5, "p", "mid"),
+    ],
+)
+def test_rank_says_where_an_element_stands(seq, index, field, expected) -> None:
+    from skillforge.runtime import rank
+
+    assert rank(seq, index, field) == expected
+
+
+def test_join_stops_where_case_changes_the_order() -> None:
+    from skillforge._exceptions import GuardFailed
+    from skillforge.runtime import join
+
+    assert join(["wiki", "billing", "staff"], ", ", sort=True) == "billing, staff, wiki"
+    with pytest.raises(GuardFailed, match="alphabetically"):
+        join(["vpn", "Outage", "access"], ", ", sort=True)  # "Outage, access" or "access, Outage"?
+    assert join(["vpn", "Outage", "access"], ", ") == "vpn, Outage, access"  # in order: no question
+
+
+def test_near_reads_comma_separated_listings() -> None:
+    from skillforge.runtime import near
+
+    assert near("vpn-users", "staff,vpn-users")
+    assert near("VPN-Users", "staff; vpn-users")
+    assert not near("vpn", "staff,vpn-users")
+    assert not near("vpn-users", "staff vpn-users")  # not a listing: the whole text
