@@ -119,7 +119,9 @@ def shape_key(task: str) -> str:
 #
 # A shape is a short, readable description kept in the skill's SKILL metadata:
 #   "a.a"        a run of lowercase letters, ".", a run of lowercase letters (carol.diaz)
-#   "A-9"        uppercase letters, "-", digits (W-77);   "AaAa A9": ThinkPad T14
+#   "A-9"        uppercase letters, "-", digits;   "AaAa A9": ThinkPad T14
+#   "`INC`-9"    an id's uppercase prefix kept as it was (INC-4820): a prefix names a kind of
+#                thing (an incident, a change), which the agent may decide on
 #   "$9.9" / "-9" / "9"   numbers, with their sign and currency as learned (an int has no decimals)
 #   "words:2-4"  2 to 4 words of free text (":," adds punctuation the learned text had)
 #   "date", "email"
@@ -150,7 +152,7 @@ def shape_of(raw: str, kind: str) -> str:
 
     >>> [shape_of(v, k) for v, k in (("carol.diaz", "id"), ("W-77", "id"), ("$1,200.50", "money"),
     ...                                ("ordered by mistake", "text"), ("ThinkPad T14", "text"))]
-    ['a.a', 'A-9', '$9.9', 'words:2-4', 'AaAa A9']
+    ['a.a', '`W`-9', '$9.9', 'words:2-4', 'AaAa A9']
     """
     text = raw.strip()
     if kind == "date":
@@ -165,6 +167,17 @@ def shape_of(raw: str, kind: str) -> str:
         margin = max(1, n // 3)
         punct = sorted({c for c in text if not c.isalnum() and not c.isspace() and c not in "'-"})
         return f"words:{max(1, n - margin)}-{n + margin}" + (":" + "".join(punct) if punct else "")
+    if kind in ("id", "text"):
+        m = _ID_PREFIX.fullmatch(text)
+        if m and any(c.isdigit() for c in m[3]):
+            return m[1] + "`" + m[2] + "`" + _token_shape(m[3])
+    return _token_shape(text)
+
+
+_ID_PREFIX = re.compile(r"([^\w\s]*)([A-Z]{1,4})([^A-Za-z\s]\S*)")  # "#W123", "INC-4820", "SKU-1"
+
+
+def _token_shape(text: str) -> str:
     out: list[str] = []
     for ch in text:
         c = " " if ch.isspace() else _char_class(ch)
@@ -220,6 +233,10 @@ def shape_regex(shape: str, kind: str) -> str:
             word = rf"[^\W_]+(?:[{inner}]+[^\W_]+)*[{re.escape(punct)}]?"
         return rf"{word}(?:[ \t]+{word}){{{lo - 1},{hi - 1}}}"
     parts: list[str] = []
+    literal = re.fullmatch(r"([^`]*)`([A-Z]{1,4})`(.*)", shape)
+    if literal is not None:  # an id's prefix, as learned
+        head, tail = (shape_regex(p, kind)[len("(?-i:") : -1] if p else "" for p in (literal[1], literal[3]))
+        return "(?-i:" + head + re.escape(literal[2]) + tail + ")"
     for ch in shape:
         if ch == "9":
             parts.append("[0-9]+")

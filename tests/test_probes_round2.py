@@ -340,7 +340,6 @@ OPEN = {
     "test_r08_boilerplate_number_equal_to_the_order_number": "a constant in the answer equal to a task value is taken for the task value (one run cannot tell)",
     "test_r12_the_only_item_was_already_returned": "statuses over a list's elements are guarded only where they repeat (a one-element list shows none)",
     "test_r16_the_reason_text_decides_the_category": "free text that decides a constant argument (changed_mind) is an open slot",
-    "test_r17_a_change_request_is_not_an_incident": "an id slot's shape (A-9) takes another prefix (CHG for INC), which the agent decides on",
     "test_r18_choice_text_and_status_combined_in_a_variant": "a widened choice joins a refusal variant with either verb, so an unseen (verb, status) pair is served",
 }
 for _name, _why in OPEN.items():

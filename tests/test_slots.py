@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -14,9 +15,11 @@ from skillforge._template import Slot, TaskTemplate, shape_of, shape_regex
     ("raw", "kind", "shape"),
     [
         ("carol.diaz", "id", "a.a"),
-        ("W-77", "id", "A-9"),
+        ("W-77", "id", "`W`-9"),  # an id's prefix names a kind of thing: kept
+        ("INC-4820", "id", "`INC`-9"),
+        ("ab-12", "id", "a-9"),
         ("credit_card_7815826", "id", "a_a_9"),
-        ("#W3586556", "text", "#A9"),
+        ("#W3586556", "text", "#`W`9"),
         ("ThinkPad T14", "text", "AaAa A9"),
         ("Carol Diaz", "text", "Aa Aa"),
         ("ordered by mistake", "text", "words:2-4"),
@@ -29,6 +32,13 @@ from skillforge._template import Slot, TaskTemplate, shape_of, shape_regex
 )
 def test_a_slot_takes_the_narrowest_shape_of_its_text(raw: str, kind: str, shape: str) -> None:
     assert shape_of(raw, kind) == shape
+
+
+def test_an_id_prefix_is_part_of_the_shape() -> None:
+    regex = shape_regex(shape_of("INC-4820", "id"), "id")
+    assert re.fullmatch(regex, "INC-17") and not re.fullmatch(regex, "CHG-4821") and not re.fullmatch(regex, "inc-4820")
+    either = shape_regex("`CHG`-9||`INC`-9", "id")  # runs that said both
+    assert re.fullmatch(either, "CHG-1") and re.fullmatch(either, "INC-2") and not re.fullmatch(either, "REQ-3")
 
 
 def _one(text: str, kind: str, learned: str, typ: str = "str", **extra: object) -> TaskTemplate:
