@@ -161,6 +161,9 @@ class _Renderer:
             case "textsign":
                 op = {"positive": "> 0", "zero": "== 0", "negative": "< 0"}[g.value]
                 return f"require(float({target}) {op}, {f'{target} is {g.value}, as when learned'!r})"
+            case "keys":
+                fields = list(g.value)
+                return f"require(sorted({target}) == {fields!r}, {f'{target} has the fields it had when learned'!r})"
             case "rank":
                 index, field, where = g.value
                 code = f"rank({target}, {index!r}, {field!r})"
@@ -252,6 +255,8 @@ class _Renderer:
             return f"len({target})"
         if g.kind == "digits":
             return f"len(str(int(abs({target}))))"
+        if g.kind == "keys":
+            return f"sorted({target})"
         if g.kind == "rank":
             return f"rank({target}, {g.value[0]!r}, {g.value[1]!r})"
         if g.kind == "same":
@@ -306,7 +311,7 @@ def _literal(kind: str, value: Any) -> str:
     """A fact's learned value as it compares with what the skill computes (lists and dicts as such)."""
     if kind in _AS_COMPUTED:
         return repr(_AS_COMPUTED[kind].get(value, value))
-    if kind == "values":
+    if kind in ("values", "keys"):
         return repr(list(value))
     if kind == "pin" and type(value) is tuple:  # a dict or list pinned whole, made hashable to merge
         return repr(_sorted_keys(_unhashable(value)))

@@ -226,10 +226,13 @@ def _same_type(a: Any, b: Any) -> bool:
 class _Facts:
     """The facts of one result, in a fixed order (sorted keys, shallowest first)."""
 
-    def __init__(self, params: dict[str, Any], echoes: list[Any], used: frozenset[tuple[Any, ...]] = frozenset()) -> None:
+    def __init__(
+        self, params: dict[str, Any], echoes: list[Any], used: frozenset[tuple[Any, ...]] = frozenset(), read: bool = True
+    ) -> None:
         self.params = [(n, v) for n, v in params.items() if v is not None and type(v) in (str, int, float) and v != ""]
         self.echoes = echoes
         self.used = used  # paths the skill passes on or quotes: data, not a decision's input
+        self.read = read
         self.out: list[Guard] = []
         self.budget = _MAX_NODES
 
@@ -239,7 +242,8 @@ class _Facts:
             _same_type(v, p) and v == p for _n, p in self.params
         )
 
-    def walk(self, v: Any, path: tuple[str | int, ...]) -> None:
+    def walk(self, v: Any, path: tuple[Any, ...], skip: str | None = None) -> None:
+        """Facts of ``v`` at ``path`` (``skip``: a field not to walk, the one that selected ``v``)."""
         self.budget -= 1
         if self.budget < 0:
             return
@@ -271,7 +275,7 @@ class _Facts:
             if v and all(type(e) is dict for e in v):
                 self._elements(v, path)
                 for step, part in _keyed(v, self.params):  # the element the task names, less the field that names it
-                    self.walk({k: x for k, x in part.items() if k != step.field}, (*path, step))
+                    self.walk(part, (*path, step), skip=step.field if isinstance(step, Where) else None)
             elif v:
                 self._members(v, path)
             return
@@ -286,6 +290,8 @@ class _Facts:
                 return
             if not v:
                 self.out.append(Guard("len", path, "empty"))  # no holds, no flags set: either may decide
+            elif self.read:  # a field the learned record lacked (a hold reason) may be news
+                self.out.append(Guard("keys", path, tuple(sorted(v))))
             flags = len(v) >= 2 and len({type(x) for x in v.values()}) == 1 and type(next(iter(v.values()))) in (bool, int, float)
             keyed = _keyed(v, self.params)
             for name, value in self.params:
@@ -297,7 +303,7 @@ class _Facts:
             for step, part in keyed:
                 self.walk(part, (*path, step))
             for key in sorted(v):
-                if key not in taken:
+                if key not in taken and key != skip:
                     self.walk(v[key], (*path, key))
 
     def _equalities(self, v: Any, path: tuple[str | int, ...]) -> None:
@@ -440,7 +446,7 @@ def derive_guards(
         has = [Guard("has", p, value_kind(_at(call.result, p))) for p in paths]
         # text the skill passes on or quotes must be there again (an empty tracking number is news)
         has += [Guard("len", p, "nonempty") for p in paths if type(_at(call.result, p)) is str and _at(call.result, p)]
-        facts = _Facts(params or {}, _leaves(call.args), frozenset(paths))
+        facts = _Facts(params or {}, _leaves(call.args), frozenset(paths), traj.tools.get(call.tool, _WRITE).read)
         facts.walk(call.result, ())
         guards.append(has + facts.out)
     for i, step_args in enumerate(args):  # an amount a write takes from a result: its scale
@@ -673,6 +679,8 @@ def observe(g: Guard, result: Any, params: dict[str, Any], results: list[Any] | 
             return other is not None and other == value
         case "rank":
             return rank(value, g.value[0], g.value[1])
+        case "keys":
+            return tuple(sorted(value)) if type(value) is dict else MISSING
         case "digits":
             if not _number(value) or type(value) is bool:
                 return MISSING

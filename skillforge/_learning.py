@@ -38,7 +38,7 @@ from ._trajectory import Trajectory
 __all__ = ["ATTRIBUTE_RUNS", "generalize", "merge", "settle", "spec_from_runs"]
 
 ATTRIBUTE_RUNS = 5  # runs that acted alike, each with another value, before a text fact counts as an attribute
-_SWITCHES = frozenset({"eq", "member", "near", "equal", "values", "pin", "len", "sign", "textsign", "count", "size", "cmp", "same", "digits", "rank"})  # kept as sets of values
+_SWITCHES = frozenset({"eq", "member", "near", "equal", "values", "pin", "len", "sign", "textsign", "count", "size", "cmp", "same", "digits", "rank", "keys"})  # kept as sets of values
 _OBSERVED = _SWITCHES | {"has"}  # facts that can be read off any run's results
 
 
@@ -268,7 +268,7 @@ def _as_guard(g: Guard, observed: Any) -> Guard:
         return Guard("rank", g.path, (g.value[0], g.value[1], observed))
     if g.kind == "same":
         return g if observed else Guard("differ", g.path, g.value)
-    if g.kind in ("values", "pin", "eq", "len", "sign", "textsign", "count", "size", "has", "digits"):
+    if g.kind in ("values", "pin", "eq", "len", "sign", "textsign", "count", "size", "has", "digits", "keys"):
         return Guard(g.kind, g.path, g.value if g.kind in ("values", "pin") else observed)
     return g
 

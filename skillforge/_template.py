@@ -122,7 +122,8 @@ def shape_key(task: str) -> str:
 #   "A-9"        uppercase letters, "-", digits;   "AaAa A9": ThinkPad T14
 #   "`INC`-9"    an id's uppercase prefix kept as it was (INC-4820): a prefix names a kind of
 #                thing (an incident, a change), which the agent may decide on
-#   "$9.9" / "-9" / "9"   numbers, with their sign and currency as learned (an int has no decimals)
+#   "$9.9" / "-9" / "9"   numbers, with their sign and currency as learned (an int has no decimals),
+#                never zero;   "0": zero, which is another decision than an amount ("quantity 0")
 #   "words:2-4"  2 to 4 words of free text (":," adds punctuation the learned text had)
 #   "date", "email"
 # Case is part of a token shape (the text is passed on as written, so "Carol.Diaz" is not
@@ -160,7 +161,10 @@ def shape_of(raw: str, kind: str) -> str:
     if kind == "email":
         return "email"
     if kind in _NUMERIC_KINDS:
-        return ("-" if text.startswith("-") else "") + ("$" if "$" in text else "") + ("9.9" if "." in text else "9")
+        sign, currency = ("-" if text.startswith("-") else ""), ("$" if "$" in text else "")
+        if re.fullmatch(r"-?\$?0+(?:\.0+)?", text):
+            return currency + "0"  # zero: "quantity 0" removes a line; it is no quantity like 3
+        return sign + currency + ("9.9" if "." in text else "9")
     words = text.split()
     if len(words) > 1 and (len(words) >= 4 or all(w.isalpha() and w.islower() for w in words)):
         n = len(words)
@@ -216,10 +220,14 @@ def shape_regex(shape: str, kind: str) -> str:
     if shape == "email":
         return SLOT_PATTERNS["email"]
     if kind in _NUMERIC_KINDS:
+        zero = re.fullmatch(r"(\$?)0", shape)
+        if zero is not None:
+            return re.escape(zero[1]) + r"0+" + ("" if kind == "int" else r"(?:\.0+)?") + r"(?![\d.,])"
         m = re.fullmatch(r"(-?)(\$?)9(\.9)?", shape)
         if m is None:
-            raise ValueError(f"unknown number shape {shape!r} (use 9, 9.9, $9, -9 or -$9.9)")
-        return re.escape(m[1]) + re.escape(m[2]) + r"(?:\d{1,3}(?:,\d{3})+|\d+)" + ("" if kind == "int" else r"(?:\.\d+)?")
+            raise ValueError(f"unknown number shape {shape!r} (use 9, 9.9, $9, -9, -$9.9 or 0)")
+        nonzero = r"(?!0+(?:\.0+)?(?![\d.,]))"  # a zero is another decision than an amount
+        return re.escape(m[1]) + re.escape(m[2]) + nonzero + r"(?:\d{1,3}(?:,\d{3})+|\d+)" + ("" if kind == "int" else r"(?:\.\d+)?")
     if shape.startswith("words:"):
         m = re.fullmatch(r"words:(\d{1,2})-(\d{1,2})(?::([^\w\s]*))?", shape)
         if m is None or not 1 <= int(m[1]) <= int(m[2]):

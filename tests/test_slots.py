@@ -25,6 +25,8 @@ from skillforge._template import Slot, TaskTemplate, shape_of, shape_regex
         ("ordered by mistake", "text", "words:2-4"),
         ("1 Elm Street, Lakeside", "text", "words:3-5:,"),
         ("-10", "int", "-9"),
+        ("0", "int", "0"),
+        ("$0.00", "money", "$0"),
         ("$1,200.50", "money", "$9.9"),
         ("a@b.io", "email", "email"),
         ("May 20", "date", "date"),
@@ -32,6 +34,15 @@ from skillforge._template import Slot, TaskTemplate, shape_of, shape_regex
 )
 def test_a_slot_takes_the_narrowest_shape_of_its_text(raw: str, kind: str, shape: str) -> None:
     assert shape_of(raw, kind) == shape
+
+
+def test_zero_is_a_shape_of_its_own() -> None:
+    amount = shape_regex(shape_of("3", "int"), "int")
+    assert re.fullmatch(amount, "12") and re.fullmatch(amount, "05") and not re.fullmatch(amount, "0")
+    money = shape_regex(shape_of("$0.50", "money"), "money")
+    assert re.fullmatch(money, "$0.75") and not re.fullmatch(money, "$0.00") and not re.fullmatch(money, "$0")
+    zero = shape_regex(shape_of("0", "int"), "int")
+    assert re.fullmatch(zero, "0") and not re.fullmatch(zero, "3")
 
 
 def test_an_id_prefix_is_part_of_the_shape() -> None:
