@@ -348,6 +348,12 @@ class _Facts:
             each = (*path, EACH, f)
             distinct = collect_values(elements, (EACH, f))
             flags = all(x is None or type(x) is bool for x in seen)
+            if seen and all(type(x) is dict for x in seen):  # flags one level down: item['attributes']['final_sale']
+                for sub in sorted({k for x in seen for k in x}):
+                    inner = [x[sub] for x in seen if sub in x]
+                    if all(y is None or type(y) is bool for y in inner):
+                        self.out.append(Guard("values", (*each, sub), tuple(collect_values(elements, (EACH, f, sub)))))
+                continue
             statuses = all(_categorical(x, element=True) for x in seen) and len(distinct) < len(seen)
             if (flags or statuses) and not any(self._known(x) for x in seen):
                 self.out.append(Guard("values", each, tuple(distinct)))
@@ -457,7 +463,7 @@ def derive_guards(
                 v = _get(traj.calls[ref.call].result, ref.path)
                 if _number(v) and type(v) is not bool and Guard("digits", ref.path, digits(v)) not in guards[ref.call]:
                     guards[ref.call].append(Guard("digits", ref.path, digits(v)))
-    for at, g in _comparisons(traj, args, params or {}) + _shared_ids(traj):
+    for at, g in _comparisons(traj, args, params or {}) + _cross_reads(traj, params or {}) + _shared_ids(traj):
         if g not in guards[at]:
             guards[at].append(g)
     return [tuple(g) for g in guards]
@@ -523,6 +529,25 @@ def digits(v: float) -> int:
     different decisions (a limit of the agent's policy lies between), so a write takes an
     amount of the scale it was learned with."""
     return len(str(int(abs(v))))
+
+
+def _cross_reads(traj: Trajectory, params: dict[str, Any]) -> list[tuple[int, Guard]]:
+    """How values two reads returned compare: dates always (a return window against today),
+    numbers where the run wrote nothing (its answer may be a comparison: "can A-1 cover #5?")."""
+    named = [(n, v) for n, v in params.items() if v is not None and type(v) in (str, int, float) and v != ""]
+    reads = [i for i, c in enumerate(traj.calls) if traj.tools.get(c.tool, _WRITE).read]
+    numbers_too = len(reads) == len(traj.calls)
+    found = {i: [(p, v) for p, v in _numbers(traj.calls[i].result, named) if v not in _leaves(traj.calls[i].args)] for i in reads}
+    out: list[tuple[int, Guard]] = []
+    for k in reads:
+        for j in (j for j in reads if j < k):
+            for pj, vj in found[j]:
+                for pk, vk in found[k]:
+                    dates = type(vj) is str and type(vk) is str and bool(_ISO_DATE.fullmatch(vj)) and bool(_ISO_DATE.fullmatch(vk))
+                    numbers = numbers_too and _number(vj) and _number(vk) and type(vj) is not bool and type(vk) is not bool
+                    if dates or numbers:
+                        out.append((k, Guard("cmp", pk, (k, Ref(j, pj), (vj > vk) - (vj < vk)))))
+    return out
 
 
 def _ordered(v: Any) -> bool:
