@@ -547,6 +547,26 @@ def _cross_reads(traj: Trajectory, params: dict[str, Any]) -> list[tuple[int, Gu
                     numbers = numbers_too and _number(vj) and _number(vk) and type(vj) is not bool and type(vk) is not bool
                     if dates or numbers:
                         out.append((k, Guard("cmp", pk, (k, Ref(j, pj), (vj > vk) - (vj < vk)))))
+    for k in reads:  # a list's length against a whole number beside it (devices against max_devices)
+        for path, n in _lengths(traj.calls[k].result):
+            for pj, vj in found[k]:
+                if type(vj) is int and vj > 1 and pj[:-1] == path[:-1]:
+                    out.append((k, Guard("cmp", pj, (k, Len(Ref(k, path)), (n > vj) - (n < vj)))))
+    return out
+
+
+def _lengths(value: Any, path: tuple[Any, ...] = (), budget: list[int] | None = None) -> list[tuple[tuple[Any, ...], int]]:
+    """The lengths of lists at dict paths of a result (not inside lists or id-keyed dicts)."""
+    budget = budget if budget is not None else [2_000]
+    if type(value) is list:
+        return [(path, len(value))]
+    out: list[tuple[tuple[Any, ...], int]] = []
+    if type(value) is dict and not collection(value):
+        for k in sorted(value):
+            budget[0] -= 1
+            if budget[0] < 0:
+                break
+            out.extend(_lengths(value[k], (*path, k), budget))
     return out
 
 
@@ -666,7 +686,11 @@ def observe(g: Guard, result: Any, params: dict[str, Any], results: list[Any] | 
         call, lhs = g.value[:2]
         if results is None:
             return MISSING
-        amount = params.get(lhs.name) if isinstance(lhs, Param) else _get(results[lhs.call], lhs.path, params)
+        if isinstance(lhs, Len):
+            seq = _get(results[lhs.seq.call], lhs.seq.path, params)
+            amount = len(seq) if type(seq) is list else None
+        else:
+            amount = params.get(lhs.name) if isinstance(lhs, Param) else _get(results[lhs.call], lhs.path, params)
         pair = _as_ordered(amount, _get(results[call], g.path, params))
         if pair is None:
             return MISSING

@@ -792,7 +792,7 @@ def lift(
     for gs in guards:  # an agreement already says the two are equal
         gs[:] = [g for g in gs if g.kind != "cmp" or {g.value[1], Ref(g.value[0], g.path)} not in agreed]
     compared = {g.value[0] for gs in guards for g in gs if g.kind in ("cmp", "same")}  # results a comparison reads
-    compared |= {g.value[1].call for gs in guards for g in gs if g.kind == "cmp" and isinstance(g.value[1], Ref)}
+    compared |= {r.call for gs in guards for g in gs if g.kind == "cmp" for r in refs_in(g.value[1])}
     namer = _Namer(lifter.namer.taken)
     var_of: dict[int, str] = {}
     for i, (tool, _args) in enumerate(raw_steps):
