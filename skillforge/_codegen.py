@@ -18,7 +18,7 @@ import libcst as cst
 
 from ._guards import EACH, walk_exprs
 from ._spec import At, Const, DictOf, Expr, Fmt, Guard, Join, Len, ListOf, Neg, Param, Ref, Select, SkillSpec, Where
-from ._template import CHOICE
+from ._template import UNUSED
 from ._version import __version__
 
 __all__ = ["HEADER_PREFIX", "HASH_PREFIX", "body_hash", "render_skill", "split_header"]
@@ -413,7 +413,7 @@ def _meta(spec: SkillSpec) -> list[tuple[str, str]]:
     slots = [
         {"name": s.name, "kind": s.kind, "type": s.type, **({"transform": s.transform} if s.transform else {}),
          **({"shape": s.shape} if s.shape else {}), **({"same_as": s.same} if s.same else {}),
-         **({} if s.kind == CHOICE else {"example": spec.examples.get(s.name)})}
+         **({} if s.kind in UNUSED else {"example": spec.examples.get(s.name)})}
         for s in spec.slots
     ]
     tools = {
@@ -459,7 +459,7 @@ def render_skill(spec: SkillSpec) -> str:
         body.extend(r.call(i))
     note = _constant_note(spec.output)
     body.append(f"return {r.expr(spec.output)}{f'  # {note}' if note else ''}")
-    params = [f"{s.name}: {s.type}" for s in spec.slots if s.kind != CHOICE]
+    params = [f"{s.name}: {s.type}" for s in spec.slots if s.kind not in UNUSED]
     if spec.instances:
         params.append("*")
         params.extend(p for p, _ in spec.instances)

@@ -10,7 +10,7 @@ become one skill whose guards are the facts of the world the runs saw:
   taken by position) keeps only the values, and for several such facts the
   combinations, the runs showed together: after (fraud_hold False, approved False)
   and (True, True), the world (True, False) is a miss;
-- a text fact that took a new value in every one of at least ``ATTRIBUTE_RUNS`` runs
+- a text fact that took at least ``ATTRIBUTE_RUNS`` values, new in at least half the runs
   that acted alike describes *which* thing the run was about (a name, a city), not
   *what to do*: it is not guarded, and the skill says on how many runs that rests.
   Lowercase code words (``pending``, ``on hold``) are a program's vocabulary, never an
@@ -32,7 +32,7 @@ from typing import Any
 from ._guards import MISSING, enum_like, observe
 from ._lifting import Rejected, Site, expr_at, lift
 from ._spec import Expr, Guard, SkillSpec, Step
-from ._template import CHOICE, Slot, TaskTemplate, choices, union_shape
+from ._template import CHOICE, IGNORED, NEGATION, Slot, TaskTemplate, choices, shape_of, union_shape
 from ._trajectory import Trajectory
 
 __all__ = ["ATTRIBUTE_RUNS", "generalize", "merge", "settle", "spec_from_runs"]
@@ -48,60 +48,138 @@ CHOICE_SLOT = "_1"
 
 
 def generalize(a: TaskTemplate, b: TaskTemplate) -> TaskTemplate | None:
-    """The template of two runs' tasks: their common text, with the one region where they differ as a choice.
+    """The template of two runs' tasks (anti-unification): their common text, with the regions where they differ as slots that feed nothing.
 
-    Slot shapes widen to fit both (``a.a`` and ``a.a-a``: either).
-    ``"Remove {username} from the {group} group — he moved teams."`` and the same with
-    *she* give ``"... — {_1} moved teams."`` where ``_1`` is one of ``he``, ``she``: exactly
-    the texts runs showed (a third pronoun is a miss until a run shows it). Slots must
-    be the same; a template holds at most one choice, so no combination of texts that
-    no run showed together can bind; a region that carries a sign, currency or percent,
-    has no words, or outweighs the common text keeps the runs apart (None).
+    Slot shapes widen to fit both (``a.a`` and ``a.a-a``: either). A region of several
+    words, in both texts of one narrow shape (``shy, logical`` and ``direct, impatient,
+    busy``: lowercase words and commas; ``Liam Thomas`` and ``Raj Li``: two capitalised
+    words), becomes an *ignored* slot of that shape: it takes any text of the shape and
+    passes nothing on. A region of a single word (``he`` / ``she``, ``cancel`` /
+    ``return``) becomes a *choice* of exactly the texts runs showed, and a template holds
+    at most one choice, so no combination of such texts that no run showed together can
+    bind. A region that carries a sign, currency or percent, a digit, a negation, a
+    sentence boundary, or outweighs the common text keeps the runs apart (None), as do
+    slots that differ.
     """
-    real_a = [s for s in a.slots if s.kind != CHOICE]
-    if any(s.kind == CHOICE for s in b.slots) or len(real_a) != len(b.slots):
+    real_a = [s for s in a.slots if s.kind not in (CHOICE, IGNORED)]
+    if any(s.kind in (CHOICE, IGNORED) for s in b.slots) or len(real_a) != len(b.slots):
         return None
-    real: list[Slot] = []
+    widened: dict[str, Slot] = {}
     for sa, sb in zip(real_a, b.slots, strict=True):  # the same slots; their shapes widen to fit both
         if (sa.name, sa.kind, sa.type, sa.transform, sa.same) != (sb.name, sb.kind, sb.type, sb.transform, sb.same):
             return None
-        real.append(Slot(sa.name, sa.kind, sa.type, sa.transform, union_shape(sa.shape, sb.shape), sa.same))
+        widened[sa.name] = Slot(sa.name, sa.kind, sa.type, sa.transform, union_shape(sa.shape, sb.shape), sa.same)
     ta, tb = _TOKEN.findall(a.text), _TOKEN.findall(b.text)
-    ops = [op for op in difflib.SequenceMatcher(None, _norm(ta), _norm(tb), autojunk=False).get_opcodes() if op[0] != "equal"]
+    ops = _coalesced(ta, tb, [op for op in difflib.SequenceMatcher(None, _norm(ta), _norm(tb), autojunk=False).get_opcodes() if op[0] != "equal"])
+    by_name = {s.name: s for s in a.slots}
     if not ops:
-        if real == real_a:
+        if all(widened[s.name] == s for s in real_a):
             return None  # nothing to widen
-        return TaskTemplate(a.text, [*real, *(s for s in a.slots if s.kind == CHOICE)])
-    if len(ops) != 1:
+        return TaskTemplate(a.text, [widened.get(s.name, s) for s in a.slots])
+    common = sum(1 for k, t in enumerate(ta) if re.fullmatch(r"\s*\w+", t) and not any(i1 <= k < i2 for _t, i1, i2, _j1, _j2 in ops))
+    if common < 2:
         return None
-    _tag, i1, i2, j1, j2 = ops[0]
-    region_a, region_b = ta[i1:i2], tb[j1:j2]
-    if any(t.strip().startswith("{") and t.strip() not in ("{{", "}}") for t in region_b):
-        return None  # a slot of one template is text in the other
-    existing = [s for s in a.slots if s.kind == CHOICE]
-    if existing:
-        if [t.strip() for t in region_a] != ["{" + existing[0].name + "}"]:
-            return None  # a second region would let texts combine that no run showed together
-        alternatives = [*choices(existing[0]), "".join(region_b).strip()]
-    elif any(t.strip().startswith("{") and t.strip() not in ("{{", "}}") for t in region_a):
-        return None
-    else:
-        alternatives = ["".join(region_a).strip(), "".join(region_b).strip()]
-    for alt in alternatives:
-        if "|" in alt or "{" in alt or "}" in alt or _MEANINGFUL & set(alt) or (alt and not re.search(r"\w", alt)):
+    taken = {s.name for s in a.slots}
+    choice_done = False
+    replaced: list[tuple[int, int, str]] = []  # (i1, i2, placeholder) in ``ta``
+    for _tag, i1, i2, j1, j2 in ops:
+        region_a, region_b = ta[i1:i2], tb[j1:j2]
+        if any(_placeholder(t) for t in region_b):
+            return None  # a slot of one template is text in the other
+        text_b = "".join(region_b).strip()
+        names = [_placeholder(t) for t in region_a if _placeholder(t)]
+        if names:
+            if len(names) != 1 or any(t.strip() for t in region_a if not _placeholder(t)):
+                return None
+            slot = by_name[names[0]]
+            if slot.kind == CHOICE and not choice_done:
+                alternatives = [*choices(slot), text_b]
+                if not all(_choosable(x, common) for x in alternatives):
+                    return None
+                shape = "|".join(sorted(set(alternatives), key=lambda x: (x.lower(), x)))
+                widened[slot.name] = Slot(slot.name, CHOICE, "str", None, shape)
+                choice_done = True
+            elif slot.kind == IGNORED and _ignorable(text_b, common):
+                widened[slot.name] = Slot(slot.name, IGNORED, "str", None, union_shape(slot.shape, shape_of(text_b, "text")))
+            else:
+                return None
+            continue
+        text_a = "".join(region_a).strip()
+        lead = (region_a or region_b or [" "])[0]
+        lead = lead[: len(lead) - len(lead.lstrip())] or (" " if i1 else "")
+        if _ignorable(text_a, common) and _ignorable(text_b, common):
+            name = _fresh(taken)
+            widened[name] = Slot(name, IGNORED, "str", None, union_shape(shape_of(text_a, "text"), shape_of(text_b, "text")))
+        elif not choice_done and not any(s.kind == CHOICE for s in a.slots) and all(
+            _choosable(x, common) for x in (text_a, text_b)
+        ):
+            name = CHOICE_SLOT
+            shape = "|".join(sorted({text_a, text_b}, key=lambda x: (x.lower(), x)))
+            widened[name] = Slot(name, CHOICE, "str", None, shape)
+            choice_done = True
+        else:
             return None
-    common = sum(1 for t in ta[:i1] + ta[i2:] if re.fullmatch(r"\s*\w+", t))
-    if common < 2 or any(len(re.findall(r"\w+", alt)) > common for alt in alternatives):
-        return None
-    lead = (region_a or region_b or [" "])[0]
-    lead = lead[: len(lead) - len(lead.lstrip())] or (" " if i1 else "")
-    text = "".join(ta[:i1]) + lead + "{" + CHOICE_SLOT + "}" + "".join(ta[i2:])
-    shape = "|".join(sorted(set(alternatives), key=lambda x: (x.lower(), x)))
-    slots = [*real, Slot(CHOICE_SLOT, CHOICE, "str", None, shape)]
+        taken.add(name)
+        replaced.append((i1, i2, lead + "{" + name + "}"))
+    text = ""
+    k = 0
+    for i1, i2, placeholder in replaced:
+        text += "".join(ta[k:i1]) + placeholder
+        k = i2
+    text += "".join(ta[k:])
+    slots = [widened.get(s.name, s) for s in a.slots] + [widened[n] for n in sorted(widened) if n not in by_name]
     try:
         return TaskTemplate(text.strip(), slots)
     except ValueError:
         return None
+
+
+def _coalesced(ta: list[str], tb: list[str], ops: list[tuple[str, int, int, int, int]]) -> list[tuple[str, int, int, int, int]]:
+    """Differing regions with only punctuation between them, as one (``shy, logical`` / ``direct, busy``);
+    also with one word between them where both texts together are a list of words (``patient, shy`` /
+    ``creative, sad, patient, polite``: the shared ``patient`` is no common text)."""
+    out: list[tuple[str, int, int, int, int]] = []
+    for op in ops:
+        if out:
+            _t, i1, i2, j1, j2 = out[-1]
+            between = ta[i2 : op[1]] + tb[j2 : op[3]]
+            words = sum(1 for t in ta[i2 : op[1]] if re.search(r"\w", t))
+            merged = ("".join(ta[i1 : op[2]]).strip(), "".join(tb[j1 : op[4]]).strip())
+            if words == 0 or (words == 1 and all(_ignorable(m, len(ta)) for m in merged)):
+                out[-1] = ("replace", i1, op[2], j1, op[4])
+                continue
+        out.append(op)
+    return out
+
+
+def _placeholder(token: str) -> str | None:
+    t = token.strip()
+    return t[1:-1] if t.startswith("{") and t.endswith("}") and t not in ("{{", "}}") else None
+
+
+def _fresh(taken: set[str]) -> str:
+    i = 2
+    while f"_{i}" in taken:
+        i += 1
+    return f"_{i}"
+
+
+def _choosable(text: str, common: int) -> bool:
+    """A region's text that may be one of a choice's texts (it may be empty: the region may be absent)."""
+    if "|" in text or "{" in text or "}" in text or _MEANINGFUL & set(text) or (text and not re.search(r"\w", text)):
+        return False
+    return len(re.findall(r"\w+", text)) <= common
+
+
+def _ignorable(text: str, common: int) -> bool:
+    """A region's text that may become an ignored slot: several words of one narrow shape, saying
+    nothing a decision could hang on (no digit, sign, negation or sentence boundary)."""
+    words = re.findall(r"\w+", text)
+    if len(words) < 2 or len(words) > common or not _choosable(text, common):
+        return False
+    if any(c.isdigit() for c in text) or any(c in ".!?;:\n" for c in text) or NEGATION.search(text):
+        return False
+    return not shape_of(text, "text").startswith("words:") or all(w.islower() for w in words)
 
 
 def _norm(tokens: list[str]) -> list[str]:
@@ -248,13 +326,15 @@ _DOMAINS: dict[str, tuple[Any, ...]] = {
 
 
 def _attribute_like(g: Guard, seen: list[Any]) -> bool:
-    """A text value new in every run, over enough runs: it names the thing, it does not decide."""
+    """A text value that took many values (at least ``ATTRIBUTE_RUNS``, new in at least half
+    the runs: a customer seen twice says the same city twice): it names the thing, it does not decide."""
+    distinct = len(set(seen))
     return (
         g.kind == "eq"
-        and len(seen) >= ATTRIBUTE_RUNS
+        and distinct >= ATTRIBUTE_RUNS
+        and 2 * distinct >= len(seen)
         and all(type(v) is str for v in seen)
         and not all(enum_like(v) for v in seen)  # "pending", "on hold", ...: a vocabulary, however many seen
-        and len(set(seen)) == len(seen)
     )
 
 

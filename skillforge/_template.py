@@ -14,7 +14,10 @@ from dataclasses import dataclass
 from typing import Any
 
 __all__ = [
+    "CHOICE",
+    "IGNORED",
     "SLOT_PATTERNS",
+    "UNUSED",
     "Slot",
     "TaskTemplate",
     "parse_date",
@@ -201,11 +204,21 @@ def union_shape(a: str | None, b: str | None) -> str | None:
         return None
     if a == b:
         return a
+    if a.startswith("words:") or b.startswith("words:"):  # "a, a" is a list of two lowercase words
+        a, b = _as_words(a), _as_words(b)
     wa, wb = re.fullmatch(r"words:(\d+)-(\d+)(?::(.*))?", a), re.fullmatch(r"words:(\d+)-(\d+)(?::(.*))?", b)
     if wa and wb:
         punct = "".join(sorted(set((wa[3] or "") + (wb[3] or ""))))
         return f"words:{min(int(wa[1]), int(wb[1]))}-{max(int(wa[2]), int(wb[2]))}" + (f":{punct}" if punct else "")
     return "||".join(sorted(set(a.split("||")) | set(b.split("||"))))
+
+
+def _as_words(shape: str) -> str:
+    """A token shape of lowercase words and commas (``a, a``) as a free-text shape (``words:2-2:,``)."""
+    if not re.fullmatch(r"a(?:,? a)*", shape):
+        return shape
+    n = shape.count("a")
+    return f"words:{n}-{n}" + (":," if "," in shape else "")
 
 
 def shape_regex(shape: str, kind: str) -> str:
@@ -343,6 +356,9 @@ class Slot:
 
 _NO_SLOT = Slot("", "", "")
 CHOICE = "choice"  # a slot kind: one of the texts runs showed there (``shape`` lists them, "|"-separated)
+IGNORED = "ignored"  # a slot kind: text of the shape runs showed there, which feeds nothing (a persona, a name)
+NEGATION = re.compile(r"\b(?:not|no|never|none|nothing|nobody|without)\b|n't\b", re.IGNORECASE)  # never ignored text
+UNUSED = frozenset({CHOICE, IGNORED})  # slot kinds that are text of the task, not data of the skill
 _MAX_KEYS = 64
 
 
@@ -356,23 +372,33 @@ def _literal_regex(text: str) -> str:
     return rf"\W*{words}\W*" if words else r"\W*"
 
 
+_LITERAL_TOKEN = re.compile(r"\d+(?:[.,]\d+)+\w*|\w+")  # "1.5" and "1,200" are one word of literal text
+
+
 def _words_regex(text: str) -> str:
     """The words of literal text, strict, with any spacing and punctuation between them.
 
     A number among them keeps its sign, currency, decimal point and percent: literal
-    ``by -10`` is not ``by 10``, and literal ``10`` is not ``-10``, ``10.5`` or ``10%``.
+    ``by -10`` is not ``by 10``, and literal ``10`` is not ``-10``, ``10.5`` or ``10%``
+    (while literal ``1.5 liters`` and ``55-75 lbs`` are themselves).
     """
-    pieces = []
-    for m in _WORD.finditer(text):
-        piece = rf"\b{re.escape(m.group())}\b"
-        if any(c.isdigit() for c in m.group()):
+    out = ""
+    for k, m in enumerate(_LITERAL_TOKEN.finditer(text)):
+        token = m.group()
+        piece = rf"\b{re.escape(token)}\b"
+        sep = r"\W+" if k else ""
+        if any(c.isdigit() for c in token):
             before = text[m.start() - 1] if m.start() else ""
             after = text[m.end()] if m.end() < len(text) else ""
-            piece = (re.escape(before) if before and before in _MEANINGFUL_BEFORE else _NOT_AFTER_MEANINGFUL) + piece
+            if before and before in _MEANINGFUL_BEFORE:
+                sep = r"\W*" if k else ""  # the sign or point is the text between the words
+                piece = re.escape(before) + piece
+            else:
+                piece = _NOT_AFTER_MEANINGFUL + piece
             piece += "%" if after == "%" else "(?!%)"
             piece += r"(?![.,]\d)"
-        pieces.append(piece)
-    return r"\W+".join(pieces)
+        out += sep + piece
+    return out
 
 
 def _keys(sample: str, choice_slots: list[Slot]) -> tuple[str, ...]:
@@ -396,7 +422,7 @@ class TaskTemplate:
         True
     """
 
-    __slots__ = ("text", "slots", "regex", "keys", "specificity", "_convert", "_same", "max_chars", "params")
+    __slots__ = ("text", "slots", "regex", "keys", "specificity", "_convert", "_same", "_ignored", "max_chars", "params")
 
     def __init__(self, text: str, slots: list[Slot] | tuple[Slot, ...]) -> None:
         self.text = text
@@ -448,7 +474,7 @@ class TaskTemplate:
                 if name in seen:
                     regex_parts.append(f"(?P={name})")
                 else:
-                    pattern = shape_regex(slot.shape, slot.kind) if slot.shape else SLOT_PATTERNS[slot.kind]
+                    pattern = shape_regex(slot.shape, slot.kind) if slot.shape else SLOT_PATTERNS.get(slot.kind, SLOT_PATTERNS["text"])
                     regex_parts.append(f"(?P<{name}>{pattern})")
                     seen.add(name)
                 nxt = pieces[i + 1][0] if i + 1 < n else ""
@@ -461,19 +487,21 @@ class TaskTemplate:
             regex_parts.append(r"\W*")
         self.regex = re.compile("".join(regex_parts), re.IGNORECASE | re.DOTALL)
         self.keys = _keys("".join(sample), [s for s in self.slots if s.kind == CHOICE]) if hot else ()
-        self.params = tuple(s for s in self.slots if s.kind != CHOICE)  # what a skill takes: choices are not data
+        self.params = tuple(s for s in self.slots if s.kind not in UNUSED)  # what a skill takes: choices are not data
         typed = sum(1 for s in self.slots if s.kind in _HOT_KINDS)
         # more literal words first, then more typed (narrower) slots, then fewer slots
         self.specificity = (literal_words, typed, -len(self.params))
         # free-text slots make matching cost grow with the task's length to the power of their
         # number; past these lengths a task does not bind (the agent takes it), so a long ticket
         # can never stall the hot path
-        free = sum(1 for s in self.slots if s.kind == "text")
+        # a shaped slot ("#`W`9", "Aa Aa", "words:2-4") is bounded; text of any shape backtracks
+        free = sum(1 for s in self.slots if s.kind in ("text", IGNORED) and s.shape is None)
         self.max_chars = 100_000 if free == 0 else 2_000 if free == 1 else 300
         self._convert = tuple(
             (s.name, s.transform, s.type) for s in self.slots if s.transform is not None or s.type in ("int", "float")
         )
         self._same = tuple((s.name, s.same) for s in self.slots if s.same is not None)
+        self._ignored = tuple(s.name for s in self.slots if s.kind == IGNORED)
         for name, other in self._same:
             if other not in by_name:
                 raise ValueError(f"slot {name!r} must equal slot {other!r}, which the template does not define")
@@ -486,6 +514,8 @@ class TaskTemplate:
         if m is None:
             return None
         out: dict[str, Any] = {k: v for k, v in m.groupdict().items() if k[0] != "_"}
+        if any(NEGATION.search(m.group(name) or "") for name in self._ignored):
+            return None  # text a skill ignores never says "not"
         for name, other in self._same:
             if _said(out[name]) != _said(out[other]):
                 return None  # learned from one value said twice: a task with two values is another shape

@@ -123,6 +123,39 @@ def test_regions_that_would_combine_unseen_texts_or_carry_meaning_keep_templates
     assert generalize(a, other) is None  # no common text to speak of
 
 
+E = Slot("email", "email", "str", None, "email")
+
+
+def test_regions_of_several_words_of_one_shape_become_ignored_slots() -> None:
+    a = TaskTemplate("I am Mia Jackson, email {email}. You are patient, shy. Reset my password please.", [E])
+    b = TaskTemplate("I am Evelyn Ahmed, email {email}. You are creative, sad, patient, polite, organized. Reset my password please.", [E])
+    both = generalize(a, b)
+    assert both is not None and both.text == "I am {_2}, email {email}. You are {_3}. Reset my password please."
+    assert [s.kind for s in both.slots if s.name.startswith("_")] == ["ignored", "ignored"]
+    assert [s.name for s in both.params] == ["email"]  # ignored text is passed to nothing
+    assert both.bind("I am Raj Li, email r@x.io. You are messy, happy, polite. Reset my password please.") == {"email": "r@x.io"}
+    assert both.bind("I am Raj Li, email r@x.io. You are not happy. Reset my password please.") is None  # a negation
+    assert both.bind("I am Raj Li, email r@x.io. You are busy. Then delete my account. Reset my password please.") is None
+    assert both.bind("I am raj li, email r@x.io. You are messy, happy. Reset my password please.") is None  # not two capitalised words
+
+
+def test_regions_with_digits_or_negations_are_not_ignored() -> None:
+    a = TaskTemplate("Reset the password for {email} quickly, fast please, thanks a lot.", [E])
+    b = TaskTemplate("Reset the password for {email} quickly, no rush, thanks a lot.", [E])
+    exact = generalize(a, b)  # "no": a negation is never text to ignore, only one of the texts runs showed
+    assert exact is not None and [s.kind for s in exact.slots if s.name.startswith("_")] == ["choice"]
+    assert exact.bind("Reset the password for r@x.io quickly, no hurry, thanks a lot.") is None
+    c = TaskTemplate("Reset the password for {email} quickly, right now, thanks a lot.", [E])
+    both = generalize(a, c)
+    assert both is not None and both.bind("Reset the password for r@x.io quickly, this week, thanks a lot.") == {"email": "r@x.io"}
+    assert both.bind("Reset the password for r@x.io quickly, not now, thanks a lot.") is None  # nor binds it
+    e = TaskTemplate("Reset the password for {email}, ticket opened two days ago, thanks a lot.", [E])
+    f = TaskTemplate("Reset the password for {email}, ticket opened 3 days ago, thanks a lot.", [E])
+    digits = generalize(e, f)  # a digit may be a value: only the texts runs showed
+    assert digits is not None and [s.kind for s in digits.slots if s.name.startswith("_")] == ["choice"]
+    assert digits.bind("Reset the password for r@x.io, ticket opened 9 days ago, thanks a lot.") is None
+
+
 def test_slot_shapes_widen_to_fit_both_texts() -> None:
     dotted = TaskTemplate("Please reset the password for {username}.", [U])
     hyphen = TaskTemplate("Please reset the password for {username}.", [Slot("username", "id", "str", None, "a.a-a")])

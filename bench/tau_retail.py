@@ -1,0 +1,175 @@
+"""tau-bench retail through skillforge: learn from K tasks, serve N, and check every end state against the gold one.
+
+    .venv/bin/python -m bench.tau_retail [--k 100] [--n 200] [--seeds 0 1 2] [--split train] [--json PATH]
+                                         [--no-persona]
+
+Per seed, the split's tasks (``bench/data/tau-retail/tasks.json``) are shuffled with
+``random.Random(seed)``; skillforge learns from the agent's runs of the first K and then serves
+the next N (learning on, as in production). The agent is a deterministic stand-in that makes each
+task's gold writes after the reads a careful agent makes (``bench.tau.agent``). A task's end state
+is right when it equals the gold one (the gold actions replayed on a fresh database): tau-bench's
+reward rule. The exit code is 1 if any task, in either phase, ended in a wrong end state (or
+``solve()`` raised).
+
+Columns: ``skill`` served wholly by a skill (a model request saved), ``s+agent`` a skill started
+and handed over, ``agent`` no skill bound, ``wrong`` wrong end states (skill / skill+agent /
+agent), ``files`` skill files written, ``ceiling`` serve tasks whose gold write sequence was seen
+before in the seed and whose every write argument is traceable to the instruction or to the
+agent's reads (``bench.tau.protocol``).
+
+``solve()`` gets each instruction verbatim. ``--no-persona`` drops the synthetic grammar's persona
+sentence ("You are logical, independent, polite.") first, to measure what that sentence alone
+costs template matching.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import statistics
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from bench.tau.protocol import SeedReport, run_seed
+from bench.tau.tasks import TauTask, load_tasks
+
+__all__ = ["main", "render"]
+
+_SHORT = {
+    "cancel_pending_order": "cancel", "modify_pending_order_address": "address",
+    "modify_pending_order_payment": "payment", "modify_pending_order_items": "items",
+    "return_delivered_order_items": "return", "exchange_delivered_order_items": "exchange",
+    "modify_user_address": "user_address", "transfer_to_human_agents": "transfer",
+}
+
+
+def _kind(task: TauTask) -> str:
+    """The task's gold writes in short, e.g. ``cancel+return``."""
+    return "+".join(_SHORT.get(a.name, a.name) for a in task.writes) or "(no write)"
+
+
+def _row(label: str, cells: list[str]) -> str:
+    widths = (7, 9, 7, 15, 7, 7, 9, 15, 8)
+    return f"  {label:<5}" + "".join(f"{c:>{w}}" for c, w in zip(cells, widths, strict=True))
+
+
+def _numbers(r: SeedReport) -> list[float]:
+    s, w, learn = r.sources("serve"), r.wrong("serve"), r.sources("learn")
+    return [s["skill"], s["skill+agent"], s["agent"], w["skill"], w["skill+agent"], w["agent"], r.requests_saved,
+            r.skill_files, r.ceiling, learn["skill"], learn["skill+agent"], learn["agent"], r.seconds]
+
+
+def _cells(v: list[float], mean: bool) -> list[str]:
+    """A row's cells: counts as integers, means with one decimal, seconds always with one."""
+    def f(x: float) -> str:
+        return f"{x:.1f}" if mean else f"{x:.0f}"
+
+    return [f(v[0]), f(v[1]), f(v[2]), f"{f(v[3])}/{f(v[4])}/{f(v[5])}", f(v[6]), f(v[7]), f(v[8]),
+            f"{f(v[9])}/{f(v[10])}/{f(v[11])}", f"{v[12]:.1f}"]
+
+
+def render(reports: list[SeedReport], tasks: dict[str, TauTask], seconds: float) -> str:
+    """The report as text: a row per seed and the mean, then where skills stopped and what they never served."""
+    first = reports[0]
+    out = [
+        f"tau-bench retail, {first.split} split: learn from K={first.k}, serve N={first.n}, "
+        f"seeds {' '.join(str(r.seed) for r in reports)}; instructions "
+        + ("verbatim" if first.persona else "without the persona sentence"),
+        _row("seed", ["skill", "s+agent", "agent", "wrong s/sa/a", "saved", "files", "ceiling", "learn s/sa/a", "secs"]),
+    ]
+    rows = [_numbers(r) for r in reports]
+    out += [_row(str(r.seed), _cells(v, mean=False)) for r, v in zip(reports, rows, strict=True)]
+    out.append(_row("mean", _cells([statistics.fmean(col) for col in zip(*rows, strict=True)], mean=True)))
+    crashes = sum(r.crashes for r in reports)
+    learn_wrong = sum(sum(r.wrong("learn").values()) for r in reports)
+    harness = sum(o.agent_vs_gold for r in reports for o in r.outcomes)
+    out += [
+        f"  learning-phase wrong end states: {learn_wrong}; solve() crashes: {crashes}; "
+        f"agent alone vs gold mismatches: {harness} (a harness bug if not 0)",
+        f"  wall time: {seconds:.1f} s",
+    ]
+    kinds: dict[str, Counter[str]] = {}
+    for r in reports:
+        for o in r.phase("serve"):
+            c = kinds.setdefault(_kind(tasks[o.task_id]), Counter())
+            c.update(("tasks", o.source) + (("ceiling",) if o.ceiling else ()))
+    out += ["", "serve tasks by gold writes (all seeds):",
+            f"  {'writes':<28}{'tasks':>6}{'skill':>7}{'s+agent':>9}{'agent':>7}{'ceiling':>9}"]
+    ranked = sorted(kinds.items(), key=lambda kv: (-kv[1]["tasks"], kv[0]))
+    other: Counter[str] = Counter()
+    for kind, c in ranked[8:]:
+        other.update(c)
+    for kind, c in ranked[:8] + ([("(other)", other)] if other else []):
+        out.append(f"  {kind:<28}{c['tasks']:>6}{c['skill']:>7}{c['skill+agent']:>9}{c['agent']:>7}{c['ceiling']:>9}")
+    missed = Counter(o.source for r in reports for o in r.phase("serve") if o.ceiling and o.source != "skill")
+    out.append(f"  within the ceiling but not served by a skill: {sum(missed.values())} "
+               f"({missed['agent']} by the agent, {missed['skill+agent']} handed over)")
+    handovers = sum((r.handovers() for r in reports), Counter())
+    if handovers:
+        out += ["", "why skills handed over (serve phase, all seeds, most common first):"]
+        out += [f"  {n:>4}  {why}" for why, n in handovers.most_common(8)]
+    unlearned = sum((r.not_learned() for r in reports), Counter())
+    if unlearned:
+        out += ["", "why agent runs were not learned (both phases, all seeds, most common first):"]
+        out += [f"  {n:>4}  {why}" for why, n in unlearned.most_common(8)]
+    wrong = [(r.seed, o) for r in reports for o in r.outcomes if o.wrong or o.source == "crash"]
+    if wrong:
+        out += ["", "WRONG END STATES:"]
+        for seed, o in wrong:
+            out.append(f"  seed {seed} {o.phase} {o.task_id} via {o.source} {o.skill or ''} {o.error or ''}".rstrip())
+            out += [f"    {line}" for line in o.diff[:6]]
+            if o.handover:
+                out.append(f"    handover: {o.handover}")
+    return "\n".join(out)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.tau_retail", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--k", type=int, default=100, help="tasks to learn from per seed (default 100)")
+    parser.add_argument("--n", type=int, default=200, help="tasks to serve per seed (default 200)")
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2], help="shuffle seeds (default 0 1 2)")
+    parser.add_argument("--split", default="train", choices=["train", "test", "dev", "all"], help="default train")
+    parser.add_argument("--json", type=Path, default=None, metavar="PATH", help="also write the full report here")
+    parser.add_argument("--workdir", type=Path, default=None,
+                        help="keep each seed's skills and state under this directory (default: temporary)")
+    parser.add_argument("--no-persona", action="store_true",
+                        help="hand solve() the instructions without the persona sentence ('You are patient, confident.')")
+    parser.add_argument("-v", "--verbose", action="store_true")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    if args.k < 0 or args.n < 0:
+        parser.error("--k and --n must not be negative")
+    tasks = load_tasks(args.split)
+    if args.k + args.n > len(tasks):
+        sys.stderr.write(f"note: the {args.split} split has {len(tasks)} tasks; the serve phase gets "
+                         f"{max(0, len(tasks) - args.k)}, not {args.n}\n")
+    start = time.perf_counter()
+    options = {"workdir": args.workdir, "split": args.split, "persona": not args.no_persona}
+    reports = [run_seed(tasks, seed, args.k, args.n, **options) for seed in args.seeds]
+    seconds = time.perf_counter() - start
+    sys.stdout.write(render(reports, {t.id: t for t in tasks}, seconds) + "\n")
+    if args.json is not None:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(_json(reports, args, seconds), indent=1) + "\n")
+    return 1 if any(r.any_wrong for r in reports) else 0
+
+
+def _json(reports: list[SeedReport], args: argparse.Namespace, seconds: float) -> dict[str, Any]:
+    per_seed = [r.to_json() for r in reports]
+    keys = ("served_by_skill", "handed_over", "by_agent", "requests_saved", "skill_files", "ceiling", "seconds")
+    return {
+        "benchmark": "tau-bench retail", "split": args.split, "k": args.k, "n": args.n, "seeds": args.seeds,
+        "persona": not args.no_persona,
+        "wall_seconds": round(seconds, 2),
+        "wrong_end_states": sum(sum(s["wrong_end_states"].values()) + sum(s["learn_wrong"].values()) for s in per_seed),
+        "mean": {k: statistics.fmean(s[k] for s in per_seed) for k in keys},
+        "per_seed": per_seed,
+    }
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
