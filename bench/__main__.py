@@ -1,6 +1,7 @@
-"""Run every benchmark: ``python -m bench [--quick] [--no-muscle-mem] [--no-scale]``.
+"""Run every benchmark: ``python -m bench [--quick] [--no-muscle-mem] [--no-scale] [--no-tau]``.
 
-The shadow check (wrong replays on the helpdesk workload) runs with them.
+The shadow check (wrong replays on the helpdesk workload) and tau-bench retail (learn from
+100 tasks, serve 200, three seeds; one with ``--quick``) run with them.
 
 Each benchmark runs in a process of its own, so that one's garbage does not slow
 the next; inside each, the variants it compares are measured side by side.
@@ -19,11 +20,13 @@ def main(argv: list[str]) -> int:
     flags = [a for a in argv if a == "--quick"]
     names = ["hit_path", "lifting_report", "shadow"] + ([] if "--no-muscle-mem" in argv else ["muscle_mem_compare"])
     names += [] if "--no-scale" in argv else ["scale"]
+    names += [] if "--no-tau" in argv else ["tau_retail"]
     sys.stdout.write(f"python {platform.python_version()} on {platform.machine()}, {platform.system()}\n")
     for name in names:
         sys.stdout.write("\n")
         sys.stdout.flush()
-        done = subprocess.run([sys.executable, "-m", f"bench.{name}", *([] if name == "shadow" else flags)])
+        args = [] if name == "shadow" else (["--seeds", "0"] if flags else []) if name == "tau_retail" else flags
+        done = subprocess.run([sys.executable, "-m", f"bench.{name}", *args])
         if done.returncode != 0:
             return done.returncode
     return 0
