@@ -29,7 +29,7 @@ task value (those are relations). Pure and deterministic.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from ._spec import At, DictOf, Expr, Fmt, Guard, Join, Len, ListOf, Neg, Param, Ref, Select, Where
@@ -555,18 +555,25 @@ def _cross_reads(traj: Trajectory, params: dict[str, Any]) -> list[tuple[int, Gu
     return out
 
 
-def _lengths(value: Any, path: tuple[Any, ...] = (), budget: list[int] | None = None) -> list[tuple[tuple[Any, ...], int]]:
+def _lengths(value: Any) -> list[tuple[tuple[Any, ...], int]]:
     """The lengths of lists at dict paths of a result (not inside lists or id-keyed dicts)."""
+    return _fields(value, lambda v: len(v) if type(v) is list else None)
+
+
+def _fields(value: Any, found: Callable[[Any], Any], path: tuple[Any, ...] = (), budget: list[int] | None = None) -> list[tuple[tuple[Any, ...], Any]]:
+    """``found(v)`` of the values at dict paths of a result (not inside lists or id-keyed dicts)
+    where it is not None; a value it finds is not descended into."""
     budget = budget if budget is not None else [2_000]
-    if type(value) is list:
-        return [(path, len(value))]
-    out: list[tuple[tuple[Any, ...], int]] = []
+    hit = found(value)
+    if hit is not None:
+        return [(path, hit)]
+    out: list[tuple[tuple[Any, ...], Any]] = []
     if type(value) is dict and not collection(value):
         for k in sorted(value):
             budget[0] -= 1
             if budget[0] < 0:
                 break
-            out.extend(_lengths(value[k], (*path, k), budget))
+            out.extend(_fields(value[k], found, (*path, k), budget))
     return out
 
 
@@ -611,20 +618,14 @@ def _shared_ids(traj: Trajectory) -> list[tuple[int, Guard]]:
     return out
 
 
-def _ids(value: Any, path: tuple[str | int, ...] = (), budget: list[int] | None = None) -> list[tuple[tuple[str | int, ...], str]]:
-    """Id-like texts (a letter or symbol and a digit, no spaces) at dict paths of a result, shallowest first."""
-    budget = budget if budget is not None else [2_000]
-    if type(value) is str:
-        ok = 3 <= len(value) <= 64 and " " not in value and any(c.isdigit() for c in value)
-        return [(path, value)] if ok else []
-    out: list[tuple[tuple[str | int, ...], str]] = []
-    if type(value) is dict and not collection(value):
-        for k in sorted(value):
-            budget[0] -= 1
-            if budget[0] < 0:
-                break
-            out.extend(_ids(value[k], (*path, k), budget))
-    return out
+def _ids(value: Any) -> list[tuple[tuple[str | int, ...], str]]:
+    """Id-like texts (a letter or symbol and a digit, no spaces) at dict paths of a result."""
+
+    def id_like(v: Any) -> str | None:
+        ok = type(v) is str and 3 <= len(v) <= 64 and " " not in v and any(c.isdigit() for c in v)
+        return v if ok else None
+
+    return _fields(value, id_like)
 
 
 class _Write:

@@ -11,79 +11,31 @@ Tools, worlds and the agent are in ``tests/toolsets/probes.py``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from skillforge import Forge, Result
+from skillforge import Forge
+from tests.shadowing import Harness, Shadow
 from tests.toolsets import probes
 
-# -- harness (as in tests/test_safety.py, over the probe toolset) -------------------------------------
+# -- harness (tests/shadowing.py, over the probe toolset) ---------------------------------------------
+
+_HARNESS = Harness(probes)
+
 
 def forge_for(tmp_path: Path, name: str = "forge") -> Forge:
-    forge = Forge(skills_dir=tmp_path / name / "skills", state_dir=tmp_path / name / "state", run_log=False)
-    tools = {f.__name__: forge.tool(read=True)(f) for f in probes.READS}
-    tools |= {f.__name__: forge.tool(f) for f in probes.WRITES}
-    forge.agent = probes.probe_agent(tools)
-    return forge
-
-
-@dataclass
-class Shadow:
-    task: str
-    result: Result
-    world: dict[str, Any]
-    expected: Any
-    expected_world: dict[str, Any]
-
-    @property
-    def writes(self) -> list:
-        return self.world["writes"]
-
-    def describe(self) -> str:
-        r = self.result
-        return (
-            f"\n  task: {self.task!r}"
-            f"\n  served by {r.source!r} (skill {r.skill!r}; handover {r.handover!r}; error {r.error!r})"
-            f"\n  output:             {r.output!r}"
-            f"\n  agent alone output: {self.expected!r}"
-            f"\n  writes:             {self.writes}"
-            f"\n  agent alone writes: {self.expected_world['writes']}"
-        )
-
-    @property
-    def same_as_agent(self) -> bool:
-        r = self.result
-        return r.error is None and r.output == self.expected and self.world == self.expected_world
-
-    def assert_as_agent(self) -> None:
-        if self.result.source == "agent":
-            return
-        assert self.same_as_agent, "a skill served the task differently from the agent alone:" + self.describe()
-
-
-def shadow(forge: Forge, task: str, world: dict[str, Any]) -> Shadow:
-    probes.load(world)
-    result = forge.solve(task)
-    after = probes.state()
-    probes.load(world)
-    expected = forge.agent(task)
-    return Shadow(task, result, after, expected, probes.state())
+    return _HARNESS.forge(tmp_path, probes.probe_agent, name)
 
 
 def check(forge: Forge, task: str, world: dict[str, Any]) -> Shadow:
-    sh = shadow(forge, task, world)
-    sh.assert_as_agent()
-    return sh
+    return _HARNESS.check(forge, task, world)
 
 
 def learn(forge: Forge, task: str, world: dict[str, Any]) -> Shadow:
     """An agent run that must be learned (else the probe would prove nothing)."""
-    sh = check(forge, task, world)
-    assert sh.result.source == "agent" and sh.result.learned, f"not learned: {sh.result.not_learned}" + sh.describe()
-    return sh
+    return _HARNESS.learn(forge, task, world)
 
 
 # -- P1. a decision on two values read, with no amount written: stock vs the order's quantity ----------

@@ -12,79 +12,34 @@ The tools, worlds and agents are in ``tests/toolsets/safety.py``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
 import pytest
 
-from skillforge import Forge, Result
+from skillforge import Forge
+from tests.shadowing import Harness, Shadow
 from tests.toolsets import safety
 
 
-# -- harness -----------------------------------------------------------------------------------------
+# -- harness (tests/shadowing.py, over the safety toolset) --------------------------------------------
+
+_HARNESS = Harness(safety)
+
 
 def make_forge(tmp_path: Path, agent_factory: Callable[[dict[str, Any]], Callable[..., Any]], name: str = "forge") -> Forge:
     """A Forge over every tool of the safety toolset, its agent built from the registered tools."""
-    forge = Forge(skills_dir=tmp_path / name / "skills", state_dir=tmp_path / name / "state", run_log=False)
-    tools = {f.__name__: forge.tool(read=True)(f) for f in safety.READS}
-    tools |= {f.__name__: forge.tool(f) for f in safety.WRITES}
-    forge.agent = agent_factory(tools)
-    return forge
-
-
-@dataclass
-class Shadow:
-    """One task solved twice from the same starting world: with skills, and by the agent alone."""
-
-    task: str
-    result: Result
-    world: dict[str, Any]  # the world after forge.solve
-    expected: Any  # what the agent alone answered
-    expected_world: dict[str, Any]  # the world after the agent alone
-
-    @property
-    def writes(self) -> list:
-        return self.world["writes"]
-
-    def describe(self) -> str:
-        r = self.result
-        return (
-            f"\n  task: {self.task!r}"
-            f"\n  served by {r.source!r} (skill {r.skill!r}; handover {r.handover!r}; error {r.error!r})"
-            f"\n  output:             {r.output!r}"
-            f"\n  agent alone output: {self.expected!r}"
-            f"\n  writes:             {self.writes}"
-            f"\n  agent alone writes: {self.expected_world['writes']}"
-        )
-
-    @property
-    def same_as_agent(self) -> bool:
-        r = self.result
-        return r.error is None and r.output == self.expected and self.world == self.expected_world
-
-    def assert_as_agent(self) -> None:
-        """A miss is always fine; anything served (even in part) by a skill must be what the agent alone does."""
-        if self.result.source == "agent":
-            return
-        assert self.same_as_agent, "a skill served the task differently from the agent alone:" + self.describe()
+    return _HARNESS.forge(tmp_path, agent_factory, name)
 
 
 def shadow(forge: Forge, agent: Callable[..., Any], task: str, world: dict[str, Any]) -> Shadow:
     """Solve ``task`` with ``forge`` in a copy of ``world``, and with ``agent`` alone in another copy."""
-    safety.load(world)
-    result = forge.solve(task)
-    after = safety.state()
-    safety.load(world)
-    expected = agent(task)
-    return Shadow(task, result, after, expected, safety.state())
+    return _HARNESS.shadow(forge, agent, task, world)
 
 
 def check(forge: Forge, task: str, world: dict[str, Any]) -> Shadow:
     """``shadow`` with the forge's own agent, asserting the result is what the agent alone does."""
-    sh = shadow(forge, forge.agent, task, world)
-    sh.assert_as_agent()
-    return sh
+    return _HARNESS.check(forge, task, world)
 
 
 def twice(writes: list) -> list:
