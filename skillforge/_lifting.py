@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import keyword
 import re
-from collections import deque
+from collections import Counter, deque
 from dataclasses import dataclass
 from typing import Any
 
@@ -756,6 +756,7 @@ def lift(
         )
 
     guards = [list(g) for g in derive_guards(traj, [a for _t, a in raw_steps], output, bound)]
+    pre_first: list[Guard] = []  # agreements to check before the first call
     for (call, _path), others in sorted(lifter.alts.items(), key=lambda kv: (kv[0][0] % (len(raw_steps) + 1), repr(kv[0][1]))):
         chosen = expr_at(raw_steps, output, (call, _path))
         for other in others:
@@ -770,6 +771,10 @@ def lift(
                 agree = Guard("agree", (), (Param(named[0]), Const(key))) if named else None
                 if agree is not None and agree not in guards[ref.call]:
                     guards[ref.call].append(agree)
+    pins = _coincidences(traj, raw_steps, output, bound)
+    if pins:  # checked before the first write: after the first call if it reads, else before it
+        first_reads = traj.tools[traj.calls[0].tool].read if traj.calls else False
+        (guards[0] if first_reads else pre_first).extend(g for g in pins if g not in guards[0])
     for call, seq_path, tail, sep in sorted(lifter.sorted_lists, key=repr):
         guards[call].append(Guard("sorted", seq_path, (tail, sep)))
     for top in [e for _t, a in raw_steps for _k, e in a] + [output]:
@@ -811,7 +816,7 @@ def lift(
             args=a,
             var=var_of.get(i),
             guards=tuple(guards[i]),
-            pre=(Guard("check", (), traj.calls[i].pre),) if traj.tools[t].check else (),
+            pre=(*(pre_first if i == 0 else ()), *((Guard("check", (), traj.calls[i].pre),) if traj.tools[t].check else ())),
             post=(Guard("postcheck", (), traj.calls[i].post),) if traj.tools[t].post_check else (),
         )
         for i, (t, a) in enumerate(raw_steps)
@@ -833,6 +838,33 @@ def lift(
         constants=lifter.constants,
         alts=tuple(sorted(lifter.alts.items(), key=lambda kv: (kv[0][0], repr(kv[0][1])))),
     )
+
+
+def _coincidences(
+    traj: Trajectory, raw_steps: list[tuple[str, tuple[tuple[str, Expr], ...]]], output: Expr, bound: dict[str, Any]
+) -> list[Guard]:
+    """Task values one run cannot tell from constants, each pinned to what it said (``require(x == 'v')``).
+
+    - A value of one or two characters the answer quotes more often than the task says it
+      ("refunded order 5 ... within 5 business days"): which of them is the constant?
+    - Free text the task says whose words a constant argument repeats ("because I changed my
+      mind" and ``category='changed_mind'``): the text may be what chose the constant.
+
+    A second run with other values settles them: its skill is learned without the pin.
+    """
+    out: list[Guard] = []
+    quoted = Counter(p[0].name for p in (output.parts if isinstance(output, Fmt) else ()) if not isinstance(p, str) and isinstance(p[0], Param))
+    for name, n in sorted(quoted.items()):
+        value = bound.get(name)
+        said = len(re.findall(rf"(?<!\w){re.escape(str(value))}(?!\w)", traj.task)) if value is not None else 0
+        if value is not None and len(str(value)) <= 2 and n > said:
+            out.append(Guard("agree", (), (Param(name), Const(value))))
+    constants = [e.value for _t, args in raw_steps for _k, a in args for e in walk_exprs(a) if isinstance(e, Const) and type(e.value) is str]
+    words = {w for c in constants for w in re.findall(r"[a-z]{4,}", c.lower())}
+    for name, value in sorted(bound.items()):
+        if type(value) is str and " " in value.strip() and words & set(re.findall(r"[a-z]{4,}", value.lower())):
+            out.append(Guard("agree", (), (Param(name), Const(value))))
+    return out
 
 
 def expr_at(raw_steps: list[tuple[str, tuple[tuple[str, Expr], ...]]], output: Expr, site: Site) -> Expr:
