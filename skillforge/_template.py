@@ -39,10 +39,12 @@ _MONTH_NUM = {m: (i % 12) + 1 for i, m in enumerate(_MONTHS[:12])} | {
 }
 _MONTH_RE = "|".join(sorted(_MONTHS, key=len, reverse=True))
 _DAY = r"\d{1,2}(?:st|nd|rd|th)?"
-DATE_PATTERN = (
-    rf"\d{{4}}-\d{{1,2}}-\d{{1,2}}|\d{{1,2}}/\d{{1,2}}/\d{{4}}"
-    rf"|(?:{_MONTH_RE})\.?\s+{_DAY}(?:,?\s+\d{{4}})?|{_DAY}\s+(?:of\s+)?(?:{_MONTH_RE})\.?(?:,?\s+\d{{4}})?"
-)
+_DATE_FORMATS = {  # a date slot's shape: the way of writing dates it was learned from
+    "iso": r"\d{4}-\d{1,2}-\d{1,2}",
+    "slash": r"\d{1,2}/\d{1,2}/\d{4}",  # read month first, as learned; 05/06 is another date in Europe
+    "words": rf"(?:{_MONTH_RE})\.?\s+{_DAY}(?:,?\s+\d{{4}})?|{_DAY}\s+(?:of\s+)?(?:{_MONTH_RE})\.?(?:,?\s+\d{{4}})?",
+}
+DATE_PATTERN = "|".join(_DATE_FORMATS.values())
 
 # Slot kind → regex for the span. Typed kinds are "hot" (indexable by shape key).
 SLOT_PATTERNS: dict[str, str] = {
@@ -128,7 +130,7 @@ def shape_key(task: str) -> str:
 #   "$9.9" / "-9" / "9"   numbers, with their sign and currency as learned (an int has no decimals),
 #                never zero;   "0": zero, which is another decision than an amount ("quantity 0")
 #   "words:2-4"  2 to 4 words of free text (":," adds punctuation the learned text had)
-#   "date", "email"
+#   "date:words" (May 20), "date:iso", "date:slash" (read month first); "email"
 # Case is part of a token shape (the text is passed on as written, so "Carol.Diaz" is not
 # "carol.diaz"); no shape crosses a sentence or clause boundary unless the learned text did.
 
@@ -160,7 +162,7 @@ def shape_of(raw: str, kind: str) -> str:
     """
     text = raw.strip()
     if kind == "date":
-        return "date"
+        return next((f"date:{name}" for name, p in _DATE_FORMATS.items() if re.fullmatch(p, text, re.IGNORECASE)), "date")
     if kind == "email":
         return "email"
     if kind in _NUMERIC_KINDS:
@@ -228,8 +230,12 @@ def shape_regex(shape: str, kind: str) -> str:
     """
     if "||" in shape:
         return "(?:" + "|".join(shape_regex(part, kind) for part in shape.split("||")) + ")"
-    if shape == "date":
+    if shape == "date":  # a file from before date shapes: any way of writing a date
         return f"(?:{DATE_PATTERN})"
+    if shape.startswith("date:"):
+        if shape[5:] not in _DATE_FORMATS:
+            raise ValueError(f"unknown date shape {shape!r} (use date:iso, date:slash or date:words)")
+        return f"(?:{_DATE_FORMATS[shape[5:]]})"
     if shape == "email":
         return SLOT_PATTERNS["email"]
     if kind in _NUMERIC_KINDS:

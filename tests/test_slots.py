@@ -29,7 +29,9 @@ from skillforge._template import Slot, TaskTemplate, shape_of, shape_regex
         ("$0.00", "money", "$0"),
         ("$1,200.50", "money", "$9.9"),
         ("a@b.io", "email", "email"),
-        ("May 20", "date", "date"),
+        ("May 20", "date", "date:words"),  # the way of writing it: 05/06/2024 is no such date
+        ("2024-05-20", "date", "date:iso"),
+        ("05/20/2024", "date", "date:slash"),
     ],
 )
 def test_a_slot_takes_the_narrowest_shape_of_its_text(raw: str, kind: str, shape: str) -> None:
