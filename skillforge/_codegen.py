@@ -1,12 +1,14 @@
 """Codegen: SkillSpec → the source of one skill file. Deterministic: same spec, same bytes.
 
 The skeleton is ``templates/skill.py.j2`` (jinja2, ``StrictUndefined``); every
-value from a run enters the code through ``repr``; the result is parsed with
-libcst at once, so a render that is not valid Python never leaves this module.
+value from a run enters the code through ``repr``; the result is parsed at once
+(Python's own parser: a tenth of libcst's time on a large skill), so a render that
+is not valid Python never leaves this module. Skill files are read back with libcst.
 """
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import pprint
 from functools import lru_cache
@@ -14,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
-import libcst as cst
 
 from ._guards import EACH, walk_exprs
 from ._spec import At, Const, DictOf, Expr, Fmt, Guard, Join, Len, ListOf, Neg, Param, Ref, Select, SkillSpec, Where
@@ -78,7 +79,7 @@ class _Renderer:
             case Param(name):
                 return name
             case Ref(call, path):
-                return self.vars[call] + "".join(f"[{k!r}]" for k in path)
+                return _target(self.vars[call], path)
             case Select(seq, field, key, rest):
                 return f"pick({self.expr(seq)}, {field!r}, {self.expr(key)})" + "".join(f"[{k!r}]" for k in rest)
             case Const(value):
@@ -327,8 +328,9 @@ def _unhashable(value: Any) -> Any:
 
 
 def _target(var: str, path: tuple[Any, ...]) -> str:
-    if EACH in path:
-        return f"values({var}" + "".join(f", {k!r}" for k in path) + ")"
+    keyed = max((i for i, k in enumerate(path) if isinstance(k, (At, Where))), default=-1)
+    if EACH in path[keyed + 1 :]:  # over the elements of a list (inside the part a task value selects)
+        return f"values({_target(var, path[: keyed + 1])}" + "".join(f", {k!r}" for k in path[keyed + 1 :]) + ")"
     out = var
     for k in path:
         if isinstance(k, At):  # the key the task names
@@ -451,7 +453,7 @@ def render_skill(spec: SkillSpec) -> str:
     """The full text of the skill file for ``spec``.
 
     Raises:
-        libcst.ParserSyntaxError: only on a bug in codegen (a spec always renders to valid Python).
+        SyntaxError: only on a bug in codegen (a spec always renders to valid Python).
     """
     r = _Renderer(spec)
     body: list[str] = []
@@ -475,7 +477,7 @@ def render_skill(spec: SkillSpec) -> str:
         summary=_summary(spec),
         body=body,
     )
-    cst.parse_module(text)  # validates the render; libcst round-trips byte-identically, so the text is the code
+    compile(text, f"<skill {spec.name}>", "exec", ast.PyCF_ONLY_AST)  # validates the render (10x libcst's parse)
     body_text = text
     header = (
         f"{HEADER_PREFIX} {__version__} from {n_runs} recorded run{'s' if n_runs != 1 else ''}. "

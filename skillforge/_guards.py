@@ -697,8 +697,13 @@ def observe(g: Guard, result: Any, params: dict[str, Any], results: list[Any] | 
             return MISSING
         a, b = pair
         return (a > b) - (a < b)
-    if EACH in g.path:
-        seen = tuple(collect_values(result, g.path))
+    keyed = max((i for i, k in enumerate(g.path) if isinstance(k, (At, Where))), default=-1)
+    if EACH in g.path[keyed + 1 :]:
+        try:
+            part = resolve(result, g.path[: keyed + 1], params)
+        except (KeyError, IndexError, TypeError):
+            return MISSING
+        seen = tuple(collect_values(part, g.path[keyed + 1 :]))
         if g.kind == "near":
             return g.value[0] in params and near(params[g.value[0]], seen)
         if g.kind == "member":

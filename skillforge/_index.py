@@ -301,6 +301,8 @@ class SemanticIndex:
                     host=u.hostname, port=u.port or 8000, ssl=u.scheme == "https", settings=settings
                 )
             else:
+                if not (self.path / "chroma.sqlite3").exists():
+                    _forget_deleted_store(str(self.path))
                 self.path.mkdir(parents=True, exist_ok=True)
                 client = chromadb.PersistentClient(path=str(self.path), settings=settings)
             name = COLLECTION if self.embedding == "hashing" else f"{COLLECTION}_{self.embedding}"
@@ -375,3 +377,18 @@ class SemanticIndex:
                 return []
             res = coll.query(query_texts=[task], n_results=min(n, self._count), include=[])
         return list(res["ids"][0])
+
+
+def _forget_deleted_store(path: str) -> None:
+    """Drop chromadb's in-process client for a store whose files were deleted (a state dir removed
+    to rebuild it): chromadb keeps one per path, and a kept one reads tables that are gone."""
+    try:
+        from chromadb.api.client import SharedSystemClient
+    except ImportError:  # pragma: no cover - chromadb is a dependency
+        return
+    system = SharedSystemClient._identifier_to_system.pop(path, None)  # a private cache: no public way
+    if system is not None:
+        try:
+            system.stop()
+        except Exception as e:  # stopping a system whose files are gone may fail; it is dropped either way
+            logger.debug("stopping the old Chroma client for %s: %s", path, e)

@@ -132,3 +132,16 @@ def test_learned_constants_are_marked_wherever_they_stand() -> None:
     assert "labels=[order_id, 'vip'],  # holds learned constant: 'vip'" in source
     assert "note='by hand',  # learned constant" in source
     assert "return 'Done.'  # learned constant" in source
+
+
+def test_paths_through_the_part_a_task_value_selects_render_as_code() -> None:
+    from skillforge._codegen import _target
+    from skillforge._guards import EACH
+    from skillforge._spec import At, Where
+
+    assert _target("order", ("items", Where("name", "item_name"), "qty")) == "pick(order['items'], 'name', item_name)['qty']"
+    assert _target("user", ("features", At("feature"))) == "user['features'][feature]"
+    assert (
+        _target("order", ("items", Where("name", "item_name"), "parts", EACH, "ok"))
+        == "values(pick(order['items'], 'name', item_name), 'parts', '*', 'ok')"
+    )

@@ -122,3 +122,18 @@ def test_a_learned_skill_replays_its_run_and_never_replays_wrongly(first, second
         assert result.output == reference.output
     else:
         assert result.output == reference.output
+
+
+def test_every_demo_run_compiles() -> None:
+    """Each of the demo's recorded runs lifts, renders, passes the policy and is admitted on itself.
+
+    A guard the renderer cannot express (a comparison with a value inside the element the task
+    names, once rendered as ``order['items'][Where(...)]``) fails admission; the run would quietly
+    never be learned.
+    """
+    from bench.lifting_report import desk_runs
+
+    runs = desk_runs()
+    assert len(runs) >= 55
+    rejected = {r.task: v.reason for r in runs if not isinstance(v := compile_run(r), Compiled)}
+    assert rejected == {}
