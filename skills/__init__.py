@@ -11,6 +11,7 @@ __all__ = [
     'refund_order',
     'refund_order_arrived_broken',
     'replace_order_broke',
+    'replace_order_broke_2',
     'send_replacement_order',
     'ship_order_instead',
     'ship_order_instead_2',
