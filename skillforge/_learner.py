@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from ._codegen import render_skill
 from ._compile import Compiled, Rejected, admit, admit_file, prove_all
 from ._exceptions import SkillFileError
-from ._learning import generalize, spec_from_runs
+from ._learning import generalize, ignores_data, spec_from_runs
 from ._library import SkillFile, read_skill_file
 from ._lifting import lift
 from ._spec import SkillSpec
@@ -164,7 +164,7 @@ class Learning:
             if any(v.edited for v in family):
                 continue
             template = generalize(family[0].template, mine)
-            if template is None:
+            if template is None or ignores_data(template, [traj]):
                 continue
             rewritten = self._relearned(family, template, traj)
             if rewritten is None:
@@ -188,6 +188,8 @@ class Learning:
             try:
                 runs = [self.library.load_run(h) for h in v.runs]
             except SkillFileError:
+                return None
+            if ignores_data(template, runs):
                 return None
             candidates = [runs] if taken else [[*runs, traj], runs]
             for these in candidates:

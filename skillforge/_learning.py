@@ -35,7 +35,7 @@ from ._spec import Expr, Guard, SkillSpec, Step
 from ._template import CHOICE, IGNORED, NEGATION, Slot, TaskTemplate, choices, shape_of, union_shape
 from ._trajectory import Trajectory
 
-__all__ = ["ATTRIBUTE_RUNS", "generalize", "merge", "settle", "spec_from_runs"]
+__all__ = ["ATTRIBUTE_RUNS", "generalize", "ignores_data", "merge", "settle", "spec_from_runs"]
 
 ATTRIBUTE_RUNS = 5  # runs that acted alike, each with another value, before a text fact counts as an attribute
 _SWITCHES = frozenset({"eq", "member", "near", "equal", "values", "pin", "len", "sign", "textsign", "count", "size", "cmp", "same", "digits", "rank", "keys"})  # kept as sets of values
@@ -132,6 +132,38 @@ def generalize(a: TaskTemplate, b: TaskTemplate) -> TaskTemplate | None:
         return TaskTemplate(text.strip(), slots)
     except ValueError:
         return None
+
+
+def ignores_data(template: TaskTemplate, runs: list[Trajectory]) -> bool:
+    """Whether an ignored slot of ``template`` takes, in one of ``runs``, text that a tool returned
+    ("Return ...: Cycling Helmet" where the order lists a "Cycling Helmet"): text that names
+    something the agent read may be what it acted on, so it is never ignored."""
+    ignored = [s.name for s in template.slots if s.kind == IGNORED]
+    if not ignored:
+        return False
+    for run in runs:
+        m = template.regex.fullmatch(run.task.strip())
+        if m is None:
+            continue
+        said = {(m.group(name) or "").strip().lower() for name in ignored} - {""}
+        values = {v.strip().lower() for c in run.calls for v in _texts(c.result)}
+        if said & values:
+            return True
+    return False
+
+
+def _texts(value: Any) -> list[str]:
+    out: list[str] = []
+    stack = [value]
+    while stack and len(out) < 20_000:
+        v = stack.pop()
+        if type(v) is str:
+            out.append(v)
+        elif type(v) is dict:
+            stack.extend(v.values())
+        elif type(v) is list:
+            stack.extend(v)
+    return out
 
 
 def _coalesced(ta: list[str], tb: list[str], ops: list[tuple[str, int, int, int, int]]) -> list[tuple[str, int, int, int, int]]:

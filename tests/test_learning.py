@@ -247,3 +247,20 @@ def test_a_constant_evidently_tied_to_a_task_value_is_not_learned() -> None:
     )
     verdict = lift(cents)
     assert isinstance(verdict, Rejected) and "tied to the task's" in verdict.reason
+
+
+def test_text_that_names_something_the_agent_read_is_never_ignored() -> None:
+    from skillforge._learning import ignores_data
+
+    def run(task: str, items: list[str]) -> Trajectory:
+        return Trajectory(
+            task=task, calls=[Call(tool="get_order", args={"order_id": "1"}, result={"items": [{"name": n} for n in items]})],
+            outcome=Outcome(ok=True, output="done"), tools=TOOLS,
+        )
+
+    a = TaskTemplate("Return order {order_id} please: the Cycling Helmet, thanks.", [Slot("order_id", "digits", "str", None, "9")])
+    b = TaskTemplate("Return order {order_id} please: the Tea Kettle, thanks.", [Slot("order_id", "digits", "str", None, "9")])
+    both = generalize(a, b)
+    assert both is not None and any(s.kind == "ignored" for s in both.slots)
+    assert ignores_data(both, [run("Return order 1 please: the Cycling Helmet, thanks.", ["Cycling Helmet"])])
+    assert not ignores_data(both, [run("Return order 1 please: the Cycling Helmet, thanks.", ["Tea Kettle"])])
