@@ -171,7 +171,7 @@ def _coalesced(ta: list[str], tb: list[str], ops: list[tuple[str, int, int, int,
     also with one word between them where both texts together are a list of words (``patient, shy`` /
     ``creative, sad, patient, polite``: the shared ``patient`` is no common text)."""
     out: list[tuple[str, int, int, int, int]] = []
-    for op in ops:
+    for op in map(lambda o: _in_list(ta, tb, o), ops):
         if out:
             _t, i1, i2, j1, j2 = out[-1]
             between = ta[i2 : op[1]] + tb[j2 : op[3]]
@@ -182,6 +182,31 @@ def _coalesced(ta: list[str], tb: list[str], ops: list[tuple[str, int, int, int,
                 continue
         out.append(op)
     return out
+
+
+def _in_list(ta: list[str], tb: list[str], op: tuple[str, int, int, int, int]) -> tuple[str, int, int, int, int]:
+    """A region inside a comma-separated list of words, widened to the whole list: the words both
+    lists happen to share ("pessimistic, shy" / "pessimistic, happy, busy") are no common text."""
+    tag, i1, i2, j1, j2 = op
+
+    def word(t: str) -> bool:
+        return re.fullmatch(r"\s*[a-z]+", t) is not None
+
+    def ignorable(a1: int, a2: int, b1: int, b2: int) -> bool:
+        return all(_ignorable("".join(x).strip(), len(ta)) for x in (ta[a1:a2], tb[b1:b2]))
+
+    if not any("," in "".join(x) for x in (ta[i1:i2], tb[j1:j2])):
+        return op  # not a list of words (in either text)
+
+    while i1 >= 2 and j1 >= 2 and ta[i1 - 2 : i1] == tb[j1 - 2 : j1] and word(ta[i1 - 2]) and ta[i1 - 1].strip() == ",":
+        if not ignorable(i1 - 2, i2, j1 - 2, j2):
+            break
+        i1, j1 = i1 - 2, j1 - 2
+    while i2 + 2 <= len(ta) and j2 + 2 <= len(tb) and ta[i2 : i2 + 2] == tb[j2 : j2 + 2] and ta[i2].strip() == "," and word(ta[i2 + 1]):
+        if not ignorable(i1, i2 + 2, j1, j2 + 2):
+            break
+        i2, j2 = i2 + 2, j2 + 2
+    return (tag, i1, i2, j1, j2)
 
 
 def _placeholder(token: str) -> str | None:

@@ -206,8 +206,9 @@ def union_shape(a: str | None, b: str | None) -> str | None:
         return None
     if a == b:
         return a
-    if a.startswith("words:") or b.startswith("words:"):  # "a, a" is a list of two lowercase words
-        a, b = _as_words(a), _as_words(b)
+    listed = re.compile(r"a(?:, a)+")
+    if a.startswith("words:") or b.startswith("words:") or (listed.fullmatch(a) and listed.fullmatch(b)):
+        a, b = _as_words(a), _as_words(b)  # "a, a" is a list of two lowercase words
     wa, wb = re.fullmatch(r"words:(\d+)-(\d+)(?::(.*))?", a), re.fullmatch(r"words:(\d+)-(\d+)(?::(.*))?", b)
     if wa and wb:
         punct = "".join(sorted(set((wa[3] or "") + (wb[3] or ""))))

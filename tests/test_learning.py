@@ -264,3 +264,14 @@ def test_text_that_names_something_the_agent_read_is_never_ignored() -> None:
     assert both is not None and any(s.kind == "ignored" for s in both.slots)
     assert ignores_data(both, [run("Return order 1 please: the Cycling Helmet, thanks.", ["Cycling Helmet"])])
     assert not ignores_data(both, [run("Return order 1 please: the Cycling Helmet, thanks.", ["Tea Kettle"])])
+
+
+def test_a_list_of_words_is_ignored_whole_even_where_two_runs_share_a_word() -> None:
+    a = TaskTemplate("I am {email}. You are pessimistic, shy. Reset my password please.", [E])
+    b = TaskTemplate("I am {email}. You are pessimistic, happy, busy. Reset my password please.", [E])
+    both = generalize(a, b)
+    assert both is not None and both.text == "I am {email}. You are {_2}. Reset my password please."
+    assert both.bind("I am a@b.co. You are calm, happy. Reset my password please.") == {"email": "a@b.co"}
+    he = TaskTemplate("Remove {email} from the wiki group, he moved teams.", [E])
+    she = TaskTemplate("Remove {email} from the wiki group, she moved teams.", [E])
+    assert generalize(he, she).text == "Remove {email} from the wiki group, {_1} moved teams."  # no list: a choice
