@@ -162,6 +162,10 @@ class _Renderer:
             case "textsign":
                 op = {"positive": "> 0", "zero": "== 0", "negative": "< 0"}[g.value]
                 return f"require(float({target}) {op}, {f'{target} is {g.value}, as when learned'!r})"
+            case "opt":
+                code, learned = f"values({_target(var, g.path[:-1])}, {g.path[-1]!r})", list(g.value)
+                why = f"{_target(var, g.path)} is {'absent' if not learned else repr(learned[0])}, as when learned"
+                return f"require({code} == {learned!r}, {why!r})"
             case "keys":
                 fields = list(g.value)
                 return f"require(sorted({target}) == {fields!r}, {f'{target} has the fields it had when learned'!r})"
@@ -258,6 +262,8 @@ class _Renderer:
             return f"len(str(int(abs({target}))))"
         if g.kind == "keys":
             return f"sorted({target})"
+        if g.kind == "opt":
+            return f"values({_target(self.vars[call], g.path[:-1])}, {g.path[-1]!r})"
         if g.kind == "rank":
             return f"rank({target}, {g.value[0]!r}, {g.value[1]!r})"
         if g.kind == "same":
@@ -312,7 +318,7 @@ def _literal(kind: str, value: Any) -> str:
     """A fact's learned value as it compares with what the skill computes (lists and dicts as such)."""
     if kind in _AS_COMPUTED:
         return repr(_AS_COMPUTED[kind].get(value, value))
-    if kind in ("values", "keys"):
+    if kind in ("values", "keys", "opt"):
         return repr(list(value))
     if kind == "pin" and type(value) is tuple:  # a dict or list pinned whole, made hashable to merge
         return repr(_sorted_keys(_unhashable(value)))
@@ -387,7 +393,9 @@ def _imports(spec: SkillSpec) -> list[str]:
             helpers.add("require")
             if g.kind in ("has", "check", "postcheck"):
                 helpers.add("check" if g.kind == "postcheck" else g.kind)
-            if EACH in g.path or (g.kind == "combo" and any(EACH in f.path for _c, f in g.value[0])):
+            if EACH in g.path or g.kind == "opt" or (
+                g.kind == "combo" and any(EACH in f.path or f.kind == "opt" for _c, f in g.value[0])
+            ):
                 helpers.add("values")
             if g.kind == "sorted":
                 helpers.add("join")

@@ -697,6 +697,12 @@ def observe(g: Guard, result: Any, params: dict[str, Any], results: list[Any] | 
             return MISSING
         a, b = pair
         return (a > b) - (a < b)
+    if g.kind == "opt":  # the value of a field some records lack: (value,) or ()
+        try:
+            parent = resolve(result, g.path[:-1], params)
+        except (KeyError, IndexError, TypeError):
+            return MISSING
+        return tuple(collect_values(parent, g.path[-1:])) if type(parent) is dict else MISSING
     keyed = max((i for i, k in enumerate(g.path) if isinstance(k, (At, Where))), default=-1)
     if EACH in g.path[keyed + 1 :]:
         try:

@@ -38,7 +38,7 @@ from ._trajectory import Trajectory
 __all__ = ["ATTRIBUTE_RUNS", "generalize", "ignores_data", "merge", "settle", "spec_from_runs"]
 
 ATTRIBUTE_RUNS = 5  # runs that acted alike, each with another value, before a text fact counts as an attribute
-_SWITCHES = frozenset({"eq", "member", "near", "equal", "values", "pin", "len", "sign", "textsign", "count", "size", "cmp", "same", "digits", "rank", "keys"})  # kept as sets of values
+_SWITCHES = frozenset({"opt", "eq", "member", "near", "equal", "values", "pin", "len", "sign", "textsign", "count", "size", "cmp", "same", "digits", "rank", "keys"})  # kept as sets of values
 _OBSERVED = _SWITCHES | {"has"}  # facts that can be read off any run's results
 
 
@@ -302,6 +302,12 @@ def merge(specs: list[SkillSpec], runs: list[Trajectory]) -> SkillSpec | None:
                 observe(g, run.calls[i].result, spec.examples, [c.result for c in run.calls])
                 for spec, run in zip(specs, runs, strict=True)
             ]
+            if MISSING in seen and g.kind == "eq" and g.path and type(g.path[-1]) is str:
+                g = Guard("opt", g.path)  # a field some records have (a card's brand): its values, or none
+                seen = [
+                    observe(g, run.calls[i].result, spec.examples, [c.result for c in run.calls])
+                    for spec, run in zip(specs, runs, strict=True)
+                ]
             if MISSING in seen:
                 return None  # a path one run lacks: the runs saw worlds of another shape
             if all(v == seen[0] for v in seen):
@@ -405,7 +411,7 @@ def _as_guard(g: Guard, observed: Any) -> Guard:
         return Guard("rank", g.path, (g.value[0], g.value[1], observed))
     if g.kind == "same":
         return g if observed else Guard("differ", g.path, g.value)
-    if g.kind in ("values", "pin", "eq", "len", "sign", "textsign", "count", "size", "has", "digits", "keys"):
+    if g.kind in ("values", "pin", "eq", "len", "sign", "textsign", "count", "size", "has", "digits", "keys", "opt"):
         return Guard(g.kind, g.path, g.value if g.kind in ("values", "pin") else observed)
     return g
 

@@ -275,3 +275,15 @@ def test_a_list_of_words_is_ignored_whole_even_where_two_runs_share_a_word() -> 
     he = TaskTemplate("Remove {email} from the wiki group, he moved teams.", [E])
     she = TaskTemplate("Remove {email} from the wiki group, she moved teams.", [E])
     assert generalize(he, she).text == "Remove {email} from the wiki group, {_1} moved teams."  # no list: a choice
+
+
+def test_a_field_some_records_lack_merges_as_its_values_or_none() -> None:
+    card = {"payment": {"kind": "card", "brand": "visa"}}
+    paypal = {"payment": {"kind": "paypal"}}
+    spec, source = learn([run("1", card), run("2", paypal)])
+    body = source.split("def refund_order", 1)[1]
+    assert "values(order['payment'], 'brand')" in body  # ['visa'] or [] (absent), as the runs showed
+    assert prove_all(source, spec, [run("3", {"payment": {"kind": "card", "brand": "visa"}})]) is None
+    assert prove_all(source, spec, [run("4", {"payment": {"kind": "paypal"}})]) is None
+    amex = run("5", {"payment": {"kind": "card", "brand": "amex"}})
+    assert prove_all(source, spec, [amex]) is not None  # a brand no run showed: the skill stops
