@@ -318,6 +318,9 @@ def merge(specs: list[SkillSpec], runs: list[Trajectory]) -> SkillSpec | None:
                 kept[i].append(Guard("unguarded", g.path, (len(set(seen)), len(seen))))
             else:
                 varied.append((i, g, seen))
+    for slot in first.slots:  # texts a choice said are facts too: never combined with other facts no run showed with them
+        if slot.kind == CHOICE and varied and len({tuple(_said_texts(spec, slot.name)) for spec in specs}) > 1:
+            return None
     _combine(kept, varied, len(specs))
     steps = tuple(
         Step(tool=s.tool, args=s.args, var=s.var, guards=tuple(kept[i]), pre=s.pre, post=s.post)
