@@ -155,3 +155,23 @@ def test_a_negative_amount_the_task_says_is_a_parameter_with_its_sign() -> None:
     assert isinstance(template, TaskTemplate)
     assert template.bind("Adjust balance of AC-9 by -25") == {"account_id": "AC-9", "amount": -25}
     assert template.bind("Adjust balance of AC-9 by 25") is None
+
+
+def test_literal_numbers_bind_as_written() -> None:
+    order = Slot("order_id", "id", "str", None, "#`W`9")
+    t = TaskTemplate("For {order_id}, swap {{'capacity': '1.5L', 'weight': '55-75 lbs', 'by': -10}} now", [order])
+    assert t.bind("For #W1, swap {'capacity': '1.5L', 'weight': '55-75 lbs', 'by': -10} now") == {"order_id": "#W1"}
+    assert t.bind("For #W1, swap {'capacity': '15L', 'weight': '55-75 lbs', 'by': -10} now") is None
+    assert t.bind("For #W1, swap {'capacity': '1.5L', 'weight': '55 75 lbs', 'by': -10} now") is None
+    assert t.bind("For #W1, swap {'capacity': '1.5L', 'weight': '55-75 lbs', 'by': 10} now") is None
+
+
+def test_long_tasks_bind_where_every_text_slot_has_a_shape() -> None:
+    words = Slot("reason", "text", "str", None, "words:2-4")
+    name = Slot("item", "text", "str", None, "Aa Aa")
+    t = TaskTemplate("Return the {item} because {reason}. " + "Some context that is long. " * 20, [name, words])
+    task = "Return the Tea Kettle because it leaks. " + "Some context that is long. " * 20
+    assert len(task) > 300 and t.bind(task) == {"item": "Tea Kettle", "reason": "it leaks"}
+    free = TaskTemplate("Return the {item} because {reason}. " + "Some context that is long. " * 20,
+                        [Slot("item", "text", "str"), Slot("reason", "text", "str")])
+    assert free.bind(task) is None  # two unshaped free-text slots: past 300 characters, the agent takes it
