@@ -192,6 +192,18 @@ class _Renderer:
                     right = f"float({right})"
                 op, words = {-1: ("<", "is less than"), 0: ("==", "equals"), 1: (">", "is more than")}[sign]
                 return f"require({left} {op} {right}, {f'{left} {words} {right}, as when learned'!r})"
+            case "present":
+                inner, field = g.value, g.path[-1]
+                parent = _target(var, g.path[:-1])
+                code = self.fact_code_of(var, inner)
+                observed = {"equal": 1, "member": 1, "near": 1, "cmp": 2}.get(inner.kind)
+                observed = inner.value if observed is None else inner.value[observed]
+                if type(observed) is bool:
+                    cond = code if observed else f"not ({code})"
+                else:
+                    cond = f"({code}) == {_literal(inner.kind, observed)}"
+                why = f"{target} is as when learned, where {parent} has {field!r}"
+                return f"require({field!r} not in {parent} or {cond}, {why!r})"
             case "unguarded":
                 distinct, runs = g.value
                 return f"# not guarded: {target} took {distinct} different values in {runs} runs that acted alike"
@@ -243,7 +255,10 @@ class _Renderer:
 
     def fact_code(self, call: int, g: Guard) -> str:
         """The expression whose value a fact records (for a combination of facts)."""
-        target = _target(self.vars[call], g.path)
+        return self.fact_code_of(self.vars[call], g)
+
+    def fact_code_of(self, var: str, g: Guard) -> str:
+        target = _target(var, g.path)
         if g.kind == "member":
             return f"{g.value[0]} in {target}"
         if g.kind == "equal":
@@ -263,7 +278,7 @@ class _Renderer:
         if g.kind == "keys":
             return f"sorted({target})"
         if g.kind == "opt":
-            return f"values({_target(self.vars[call], g.path[:-1])}, {g.path[-1]!r})"
+            return f"values({_target(var, g.path[:-1])}, {g.path[-1]!r})"
         if g.kind == "rank":
             return f"rank({target}, {g.value[0]!r}, {g.value[1]!r})"
         if g.kind == "same":

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from ._codegen import render_skill
 from ._compile import Compiled, Rejected, admit, admit_file, prove_all
 from ._exceptions import SkillFileError
-from ._learning import generalize, ignores_data, spec_from_runs
+from ._learning import generalize, ignores_data, spec_from_runs, widened
 from ._library import SkillFile, read_skill_file
 from ._lifting import lift
 from ._spec import SkillSpec
@@ -76,8 +76,9 @@ class Learning:
             for existing in variants:
                 if isinstance(admit_file(existing, traj), Compiled):
                     return Rejected(f"skill {existing.name} already reproduces this run")
+            mine = TaskTemplate(spec.template, list(spec.slots))
             for existing in variants:
-                merged = self._merged(existing, traj)
+                merged = self._merged(existing, traj, mine)
                 if merged is not None:
                     return self._write_absorbing(*merged, [v for v in variants if v is not existing])
             for existing in variants:
@@ -125,8 +126,11 @@ class Learning:
             self.remove(other.name)
         return compiled
 
-    def _merged(self, existing: SkillFile, traj: Trajectory) -> tuple[SkillSpec, str, list[Trajectory]] | None:
-        """``existing`` widened to cover ``traj`` too, if they differ only in guard values."""
+    def _merged(
+        self, existing: SkillFile, traj: Trajectory, mine: TaskTemplate
+    ) -> tuple[SkillSpec, str, list[Trajectory]] | None:
+        """``existing`` widened to cover ``traj`` too, if they differ only in guard values and slot
+        shapes (``mine`` is the template ``traj`` lifted to: the same text, its slots' shapes)."""
         if existing.edited:
             return None  # a person's edit is never regenerated over
         try:
@@ -134,7 +138,10 @@ class Learning:
         except SkillFileError as e:
             logger.info("cannot merge into %s: %s", existing.name, e)
             return None
-        return self._from_runs([*runs, traj], existing.name, existing.template)
+        template = existing.template
+        if template.bind(traj.task) is None:
+            template = widened(existing.template, mine) or generalize(existing.template, mine) or existing.template
+        return self._from_runs([*runs, traj], existing.name, template)
 
     def _from_runs(
         self, runs: list[Trajectory], name: str, template: TaskTemplate
@@ -166,15 +173,26 @@ class Learning:
             template = generalize(family[0].template, mine)
             if template is None or ignores_data(template, [traj]):
                 continue
+            absorbed: list[SkillFile] = []
             rewritten = self._relearned(family, template, traj)
             if rewritten is None:
                 continue
+            if len(rewritten) > 1:  # the family's variants may be one skill under the wider template
+                every: list[Trajectory] = []
+                for _spec, _source, runs in rewritten:
+                    every += [r for r in runs if r.hash not in {e.hash for e in every}]
+                whole = self._from_runs(every, family[0].name, template)
+                if whole is not None:
+                    rewritten, absorbed = [whole], family[1:]
             logger.info("%s now also take %r (template %r)", ", ".join(v.name for v in family), traj.task, template.text)
             compiled = None
             for merged, source, runs in rewritten:
                 done = self._write(merged, source, runs)
                 if traj in runs:
                     compiled = done
+            for v in absorbed:  # after the wider skill is written, which names their runs
+                logger.info("skill %s now covers every run of %s, which is removed", family[0].name, v.name)
+                self.remove(v.name)
             return compiled
         return None
 
@@ -206,18 +224,17 @@ class Learning:
     def _absorbed(
         self, spec: SkillSpec, source: str, runs: list[Trajectory], other: SkillFile
     ) -> tuple[SkillSpec, str, list[Trajectory]] | None:
-        """``spec`` learned from ``other``'s runs too, if it already reproduces every one of them."""
+        """``spec`` learned from ``other``'s runs too, if all their runs make one skill (see ``merge``)."""
         if other.edited:
             return None
         try:
             theirs = [self.library.load_run(h) for h in other.runs]
         except SkillFileError:
             return None
-        if prove_all(source, spec, theirs) is not None:
-            return None
         known = {r.hash for r in runs}
         together = runs + [r for r in theirs if r.hash not in known]
-        return self._from_runs(together, spec.name, TaskTemplate(spec.template, list(spec.slots)))
+        template = widened(TaskTemplate(spec.template, list(spec.slots)), other.template)
+        return None if template is None else self._from_runs(together, spec.name, template)
 
     def _refreshed(self, existing: SkillFile, traj: Trajectory) -> tuple[SkillSpec, str, list[Trajectory]] | None:
         """``existing`` learned again from ``traj`` when only its tools' check captures changed.

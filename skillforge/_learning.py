@@ -10,7 +10,7 @@ become one skill whose guards are the facts of the world the runs saw:
   taken by position) keeps only the values, and for several such facts the
   combinations, the runs showed together: after (fraud_hold False, approved False)
   and (True, True), the world (True, False) is a miss;
-- a text fact that took at least ``ATTRIBUTE_RUNS`` values, new in at least half the runs
+- a text fact that took at least ``ATTRIBUTE_RUNS`` values, more of them the more runs there are
   that acted alike describes *which* thing the run was about (a name, a city), not
   *what to do*: it is not guarded, and the skill says on how many runs that rests.
   Lowercase code words (``pending``, ``on hold``) are a program's vocabulary, never an
@@ -26,16 +26,19 @@ runs apart.
 from __future__ import annotations
 
 import difflib
+import logging
 import re
 from typing import Any
 
-from ._guards import MISSING, enum_like, observe
+from ._guards import EACH, MISSING, enum_like, observe, resolve
 from ._lifting import Rejected, Site, expr_at, lift
 from ._spec import Expr, Guard, SkillSpec, Step
 from ._template import CHOICE, IGNORED, NEGATION, Slot, TaskTemplate, choices, shape_of, union_shape
 from ._trajectory import Trajectory
 
-__all__ = ["ATTRIBUTE_RUNS", "generalize", "ignores_data", "merge", "settle", "spec_from_runs"]
+logger = logging.getLogger(__name__)
+
+__all__ = ["ATTRIBUTE_RUNS", "generalize", "ignores_data", "merge", "settle", "spec_from_runs", "widened"]
 
 ATTRIBUTE_RUNS = 5  # runs that acted alike, each with another value, before a text fact counts as an attribute
 _SWITCHES = frozenset({"opt", "eq", "member", "near", "equal", "values", "pin", "len", "sign", "textsign", "count", "size", "cmp", "same", "digits", "rank", "keys"})  # kept as sets of values
@@ -130,6 +133,28 @@ def generalize(a: TaskTemplate, b: TaskTemplate) -> TaskTemplate | None:
     slots = [widened.get(s.name, s) for s in a.slots] + [widened[n] for n in sorted(widened) if n not in by_name]
     try:
         return TaskTemplate(text.strip(), slots)
+    except ValueError:
+        return None
+
+
+def widened(a: TaskTemplate, b: TaskTemplate) -> TaskTemplate | None:
+    """One template of the same text as ``a`` and ``b`` whose every slot fits what either's did
+    (``Aa`` and ``Aa Aa``: either); None if their texts or slots differ otherwise."""
+    if a.text != b.text or [(s.name, s.kind, s.type, s.transform, s.same) for s in a.slots] != [
+        (s.name, s.kind, s.type, s.transform, s.same) for s in b.slots
+    ]:
+        return None
+    if a.slots == b.slots:
+        return a
+    slots = []
+    for sa, sb in zip(a.slots, b.slots, strict=True):
+        if sa.kind == CHOICE:
+            shape = "|".join(sorted(set(choices(sa)) | set(choices(sb)), key=lambda x: (x.lower(), x)))
+        else:
+            shape = union_shape(sa.shape, sb.shape)
+        slots.append(Slot(sa.name, sa.kind, sa.type, sa.transform, shape, sa.same))
+    try:
+        return TaskTemplate(a.text, slots)
     except ValueError:
         return None
 
@@ -295,6 +320,7 @@ def merge(specs: list[SkillSpec], runs: list[Trajectory]) -> SkillSpec | None:
         for key, g in facts.items():
             if g.kind not in _OBSERVED:  # an agreement or a check: the same in every run, or no merge
                 if any(g not in spec.steps[i].guards for spec in specs):
+                    logger.debug("runs not merged: an agreement or check differs: %r", g)
                     return None
                 kept[i].append(g)
                 continue
@@ -302,6 +328,16 @@ def merge(specs: list[SkillSpec], runs: list[Trajectory]) -> SkillSpec | None:
                 observe(g, run.calls[i].result, spec.examples, [c.result for c in run.calls])
                 for spec, run in zip(specs, runs, strict=True)
             ]
+            if _in_bag(g, i, specs, runs) and (MISSING in seen or len(set(seen)) > 1):
+                if not any(k.kind == "unguarded" and k.path == g.path for k in kept[i]):
+                    kept[i].append(Guard("unguarded", g.path, (len(set(seen)), len(seen))))
+                continue
+            numbers = [v for v in seen if v is not MISSING]
+            if (
+                g.kind == "eq" and len(set(numbers)) > 1 and all(type(v) in (int, float) for v in numbers)
+                and not all(type(v) is int and 0 <= v <= 9 for v in numbers)
+            ):
+                continue  # a number that took several values, not all small (the sign and digits facts stay): an amount
             if MISSING in seen and g.kind == "eq" and g.path and type(g.path[-1]) is str:
                 g = Guard("opt", g.path)  # a field some records have (a card's brand): its values, or none
                 seen = [
@@ -309,12 +345,18 @@ def merge(specs: list[SkillSpec], runs: list[Trajectory]) -> SkillSpec | None:
                     for spec, run in zip(specs, runs, strict=True)
                 ]
             if MISSING in seen:
-                return None  # a path one run lacks: the runs saw worlds of another shape
+                present = _where_present(g, seen, [(spec, run, i) for spec, run in zip(specs, runs, strict=True)])
+                if present is None:
+                    logger.debug("runs not merged: a path one run lacks: %r", g)
+                    return None  # a path one run lacks: the runs saw worlds of another shape
+                kept[i].append(present)
+                continue
             if all(v == seen[0] for v in seen):
                 kept[i].append(_as_guard(g, seen[0]))
             elif g.kind not in _SWITCHES:
+                logger.debug("runs not merged: a fact that is not switch-like varied: %r", g)
                 return None
-            elif _attribute_like(g, seen):
+            elif _attribute_like(g, seen) or _named_by_task(g, seen, [run.task for run in runs]):
                 kept[i].append(Guard("unguarded", g.path, (len(set(seen)), len(seen))))
             else:
                 varied.append((i, g, seen))
@@ -392,15 +434,74 @@ _DOMAINS: dict[str, tuple[Any, ...]] = {
 
 
 def _attribute_like(g: Guard, seen: list[Any]) -> bool:
-    """A text value that took many values (at least ``ATTRIBUTE_RUNS``, new in at least half
-    the runs: a customer seen twice says the same city twice): it names the thing, it does not decide."""
+    """A text value that took many values (at least ``ATTRIBUTE_RUNS``, and more the more runs
+    there are: a few cities recur among many customers, while a status seen in every run keeps
+    to its few values): it names the thing, it does not decide."""
     distinct = len(set(seen))
     return (
         g.kind == "eq"
         and distinct >= ATTRIBUTE_RUNS
-        and 2 * distinct >= len(seen)
+        and distinct * distinct >= len(seen)
         and all(type(v) is str for v in seen)
         and not all(enum_like(v) for v in seen)  # "pending", "on hold", ...: a vocabulary, however many seen
+    )
+
+
+def _in_bag(g: Guard, i: int, specs: list[SkillSpec], runs: list[Trajectory]) -> bool:
+    """Whether ``g`` is about a dict of free-form attributes: its fields (``keys``) or a field of it,
+    where the runs' dicts there share no field at all (a product's ``options``: ``color`` and
+    ``size`` for one, ``pieces`` and ``theme`` for another). What such a dict holds says which
+    thing the run was about; records of one kind (a card, a paypal account) share fields."""
+    if g.kind not in _PRESENT_KINDS | {"opt"} or EACH in g.path:
+        return False
+    path = g.path if g.kind == "keys" else g.path[:-1]
+    if g.kind != "keys" and (not g.path or type(g.path[-1]) is not str):
+        return False
+    fields: list[frozenset[str]] = []
+    for spec, run in zip(specs, runs, strict=True):
+        try:
+            d = resolve(run.calls[i].result, path, spec.examples)
+        except (KeyError, IndexError, TypeError):
+            return False
+        if type(d) is not dict or not d:
+            return False
+        fields.append(frozenset(d))
+    return len(set(fields)) > 1 and not frozenset.intersection(*fields)
+
+
+_PRESENT_KINDS = frozenset({"eq", "sign", "textsign", "len", "count", "digits", "keys", "equal", "member", "near", "cmp"})
+
+
+def _where_present(g: Guard, seen: list[Any], where: list[tuple[SkillSpec, Trajectory, int]]) -> Guard | None:
+    """A fact about a field some runs' records lack (a gift card's ``balance``, which a card has
+    not), as a guard where the field is there: every run that had the field saw the same value,
+    and every run had the record. Which fields a record has is a fact of its own (``keys``)."""
+    if g.kind not in _PRESENT_KINDS or not g.path or type(g.path[-1]) is not str or EACH in g.path:
+        return None
+    values = {v for v in seen if v is not MISSING}
+    if len(values) != 1:
+        return None
+    for spec, run, i in where:
+        try:
+            parent = resolve(run.calls[i].result, g.path[:-1], spec.examples)
+        except (KeyError, IndexError, TypeError):
+            return None
+        if type(parent) is not dict:
+            return None
+    return Guard("present", g.path, _as_guard(g, values.pop()))
+
+
+def _named_by_task(g: Guard, seen: list[Any], tasks: list[str]) -> bool:
+    """A text value that each run's own task names ("Your name is Raj Davis": ``first_name`` is
+    'Raj'), another in at least two runs and new in at least half of them: which thing the task
+    is about, as the task says it, not what to do. Lowercase code words are never that."""
+    distinct = len(set(seen))
+    return (
+        g.kind == "eq"
+        and distinct >= 2
+        and 2 * distinct >= len(seen)
+        and all(type(v) is str and len(v) >= 2 and not enum_like(v) for v in seen)
+        and all(re.search(rf"(?<!\w){re.escape(v)}(?!\w)", task, re.IGNORECASE) for v, task in zip(seen, tasks, strict=True))
     )
 
 

@@ -259,14 +259,20 @@ class _Lifter:
             self.constants += 1
             return Const(value)
         if type(value) in (list, dict) and value:
+            call, path = site
+            if type(value) is list and all(_is_scalar(v) for v in value):
+                # elements the task names (by themselves or by a selection) explain the list better than a
+                # result that happens to hold the same list ("return A and B" when the order has A and B)
+                saved = self._state()
+                items = tuple(self._element(v, hint, len(value), (call, (*path, i))) for i, v in enumerate(value))
+                if any(isinstance(e, Param) for top in items for e in walk_exprs(top)):
+                    return ListOf(items)
+                self._restore(saved)
             whole = self._ref(value)
             if whole is not None:
                 return whole
-            call, path = site
             if type(value) is list:
-                items = tuple(
-                    self.lift(v, f"{hint}_{i}" if len(value) > 1 else hint, (call, (*path, i))) for i, v in enumerate(value)
-                )
+                items = tuple(self._element(v, hint, len(value), (call, (*path, i))) for i, v in enumerate(value))
                 if all(type(e) is Const for e in items):
                     return Const(value)
                 return ListOf(items)
@@ -277,6 +283,22 @@ class _Lifter:
         if value is not None:
             self.constants += 1
         return Const(value)
+
+    def _state(self) -> tuple[Any, ...]:
+        """What lifting a value may change, to undo a tentative lift."""
+        return (
+            dict(self.alts), dict(self.used), dict(self.params), list(self.spans.claimed), set(self.namer.taken),
+            dict(self.selected), list(self.scalars), set(self.referenced), self.constants,
+        )
+
+    def _restore(self, state: tuple[Any, ...]) -> None:
+        alts, used, params, claimed, taken, selected, scalars, referenced, self.constants = state
+        self.alts, self.used, self.params, self.selected, self.scalars, self.referenced = alts, used, params, selected, scalars, referenced
+        self.spans.claimed[:] = claimed
+        self.namer.taken = taken
+
+    def _element(self, value: Any, hint: str, n: int, site: Site) -> Expr:
+        return self.lift(value, f"{hint}_{site[1][-1]}" if n > 1 else hint, site)
 
     def _scalar(self, value: Any, hint: str, site: Site) -> Expr | None:
         """The source of a scalar by the rule (task span, then earliest call, shallowest path), noting the others."""

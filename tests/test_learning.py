@@ -287,3 +287,91 @@ def test_a_field_some_records_lack_merges_as_its_values_or_none() -> None:
     assert prove_all(source, spec, [run("4", {"payment": {"kind": "paypal"}})]) is None
     amex = run("5", {"payment": {"kind": "card", "brand": "amex"}})
     assert prove_all(source, spec, [amex]) is not None  # a brand no run showed: the skill stops
+
+
+def test_a_number_only_some_records_have_is_guarded_where_it_is_there() -> None:
+    gift = {"payment": {"kind": "gift_card", "balance": 57.0}}
+    paypal = {"payment": {"kind": "paypal"}}
+    spec, source = learn([run("1", gift), run("2", paypal), run("3", {"payment": {"kind": "gift_card", "balance": 46.0}})])
+    assert not isinstance(spec, Rejected)
+    body = source.split("def refund_order", 1)[1]
+    assert "'balance' not in order['payment'] or" in body
+    assert "[57.0]" not in body and "[46.0]" not in body  # an amount is no switch: how it compares is the fact
+    assert prove_all(source, spec, [run("4", {"payment": {"kind": "gift_card", "balance": 75.5}})]) is None
+    assert prove_all(source, spec, [run("5", {"payment": {"kind": "paypal"}})]) is None
+    short = run("6", {"payment": {"kind": "gift_card", "balance": 12.0}})
+    assert prove_all(source, spec, [short]) is not None  # a card holding less than the refund: not what the runs saw
+
+
+def test_a_comparison_that_varied_where_a_field_is_there_keeps_the_runs_apart() -> None:
+    runs = [run("1", {"payment": {"balance": 57.0}}), run("2", {"payment": {}}), run("3", {"payment": {"balance": 12.0}})]
+    spec, _ = learn(runs)
+    assert isinstance(spec, Rejected)
+
+
+def test_small_whole_numbers_keep_their_values_when_they_vary() -> None:
+    spec, source = learn([run("1", {"qty": 1, "status": "a"}), run("2", {"qty": 3, "status": "b"})])
+    body = source.split("def refund_order", 1)[1]
+    assert "(order['qty'], order['status']) in ((1, 'a'), (3, 'b'))" in body
+    assert prove_all(source, spec, [run("3", {"qty": 3, "status": "a"})]) is not None
+
+
+def test_a_dict_of_free_form_attributes_is_not_guarded_field_by_field() -> None:
+    kettle = {"item": {"options": {"capacity": "1L", "color": "red"}}}
+    puzzle = {"item": {"options": {"pieces": "500", "theme": "art"}}}
+    spec, source = learn([run("1", kettle), run("2", puzzle)])
+    body = source.split("def refund_order", 1)[1]
+    assert "# not guarded: order['item']['options'] took 2 different values" in body
+    lamp = run("3", {"item": {"options": {"wattage": "40W"}}})
+    assert prove_all(source, spec, [lamp]) is None  # what the thing is like says which thing, not what to do
+
+
+def test_records_of_one_kind_that_share_fields_stay_guarded() -> None:
+    card = {"payment": {"kind": "card", "id": "c1"}}
+    paypal = {"payment": {"kind": "paypal", "id": "p1", "email": "a@b.io"}}
+    spec, source = learn([run("1", card), run("2", paypal)])
+    assert "sorted(order['payment'])" in source  # which fields a payment has is a switch: the runs' sets only
+    odd = run("3", {"payment": {"kind": "card", "id": "c2", "email": "x@y.io"}})
+    assert prove_all(source, spec, [odd]) is not None
+
+
+def test_a_value_each_task_names_is_not_guarded_after_two_runs() -> None:
+    a = run("1", {"customer": "Raj"}, task="I am Raj Davis. Refund order #1")
+    b = run("2", {"customer": "Mia"}, task="I am Mia Li. Refund order #2")
+    template = TaskTemplate("I am {_2}. Refund order #{order_id}", [Slot("order_id", "digits", "str", None, "9"), Slot("_2", "ignored", "str", None, "Aa Aa")])
+    spec = spec_from_runs([a, b], name="refund_order", template=template)
+    assert not isinstance(spec, Rejected)
+    source = render_skill(spec)
+    assert "# not guarded: order['customer'] took 2 different values in 2 runs" in source
+    c = run("3", {"customer": "Ola"}, task="I am Ola Berg. Refund order #3")
+    assert prove_all(source, spec, [c]) is None
+
+
+def test_a_value_the_tasks_do_not_name_needs_more_runs() -> None:
+    a = run("1", {"customer": "Raj"}, task="I am Ann. Refund order #1")
+    b = run("2", {"customer": "Mia"}, task="I am Bob. Refund order #2")
+    template = TaskTemplate("I am {_2}. Refund order #{order_id}", [Slot("order_id", "digits", "str", None, "9"), Slot("_2", "ignored", "str", None, "Aa")])
+    spec = spec_from_runs([a, b], name="refund_order", template=template)
+    assert not isinstance(spec, Rejected)
+    assert "order['customer'] in ('Mia', 'Raj')" in render_skill(spec)
+
+
+def test_a_list_the_task_names_element_by_element_is_lifted_from_the_task_not_from_a_result() -> None:
+    order = {
+        "id": "7", "items": [{"name": "Lamp", "item_id": "i1"}, {"name": "Desk", "item_id": "i2"}],
+        "shipped": [{"item_ids": ["i1", "i2"]}],
+    }
+    traj = Trajectory(
+        task="Return order #7: Lamp; Desk;",
+        calls=[
+            Call(tool="get_order", args={"order_id": "7"}, result=order),
+            Call(tool="refund", args={"order_id": "7", "amount": ["i1", "i2"]}, result={"ok": True}),
+        ],
+        outcome=Outcome(ok=True, output="Done."), tools=TOOLS,
+    )
+    template = discover_template(traj)
+    assert not isinstance(template, Rejected)
+    assert "Lamp" not in template.text and "Desk" not in template.text  # both names are slots
+    spec = spec_from_runs([traj], name="return_order", template=template)
+    source = render_skill(spec)
+    assert "pick(order['items'], 'name'," in source and "order['shipped'][0]['item_ids']" not in source.split("refund(")[1]
