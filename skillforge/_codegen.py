@@ -18,7 +18,7 @@ from typing import Any
 import jinja2
 
 from ._guards import EACH, walk_exprs
-from ._spec import At, Const, DictOf, Expr, Fmt, Guard, Join, Len, ListOf, Neg, Param, Ref, Select, SkillSpec, Where
+from ._spec import At, Const, DictOf, Expr, Fmt, Guard, Join, Len, ListOf, Neg, Param, Ref, Select, SkillSpec, Update, Where
 from ._template import UNUSED
 from ._version import __version__
 
@@ -80,8 +80,11 @@ class _Renderer:
                 return name
             case Ref(call, path):
                 return _target(self.vars[call], path)
-            case Select(seq, field, key, rest):
-                return f"pick({self.expr(seq)}, {field!r}, {self.expr(key)})" + "".join(f"[{k!r}]" for k in rest)
+            case Select(seq, field, key, rest, also):
+                more = "".join(f", {f!r}, {self.expr(v)}" for f, v in also)
+                return f"pick({self.expr(seq)}, {field!r}, {self.expr(key)}{more})" + "".join(f"[{k!r}]" for k in rest)
+            case Update(base, change):
+                return f"updated({self.expr(base)}, {self.expr(change)})"
             case Const(value):
                 return repr(_sorted_keys(value))
             case ListOf(items):
@@ -193,8 +196,12 @@ class _Renderer:
                 op, words = {-1: ("<", "is less than"), 0: ("==", "equals"), 1: (">", "is more than")}[sign]
                 return f"require({left} {op} {right}, {f'{left} {words} {right}, as when learned'!r})"
             case "present":
-                inner, field = g.value, g.path[-1]
-                parent = _target(var, g.path[:-1])
+                inner, m = g.value
+                parent, step = _target(var, g.path[:m]), g.path[m]
+                if isinstance(step, Where):
+                    absent, there = f"{step.name} not in values({parent}, '*', {step.field!r})", f"{step.name} is in it"
+                else:
+                    absent, there = f"{step!r} not in {parent}", f"{parent} has {step!r}"
                 code = self.fact_code_of(var, inner)
                 observed = {"equal": 1, "member": 1, "near": 1, "cmp": 2}.get(inner.kind)
                 observed = inner.value if observed is None else inner.value[observed]
@@ -202,8 +209,8 @@ class _Renderer:
                     cond = code if observed else f"not ({code})"
                 else:
                     cond = f"({code}) == {_literal(inner.kind, observed)}"
-                why = f"{target} is as when learned, where {parent} has {field!r}"
-                return f"require({field!r} not in {parent} or {cond}, {why!r})"
+                why = f"{target} is as when learned, where {there}"
+                return f"require({absent} or {cond}, {why!r})"
             case "unguarded":
                 distinct, runs = g.value
                 return f"# not guarded: {target} took {distinct} different values in {runs} runs that acted alike"
@@ -408,7 +415,7 @@ def _imports(spec: SkillSpec) -> list[str]:
             helpers.add("require")
             if g.kind in ("has", "check", "postcheck"):
                 helpers.add("check" if g.kind == "postcheck" else g.kind)
-            if EACH in g.path or g.kind == "opt" or (
+            if EACH in g.path or g.kind in ("opt", "present") or (
                 g.kind == "combo" and any(EACH in f.path or f.kind == "opt" for _c, f in g.value[0])
             ):
                 helpers.add("values")
@@ -426,6 +433,8 @@ def _imports(spec: SkillSpec) -> list[str]:
         helpers.add("pick")
     if any(isinstance(e, Join) for top in exprs for e in walk_exprs(top)):
         helpers.add("join")
+    if any(isinstance(e, Update) for top in exprs for e in walk_exprs(top)):
+        helpers.add("updated")
     by_module: dict[str, set[str]] = {"skillforge.runtime": helpers} if helpers else {}
     for ref in spec.tools.values():
         if ref.method:

@@ -32,7 +32,7 @@ import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from ._spec import At, DictOf, Expr, Fmt, Guard, Join, Len, ListOf, Neg, Param, Ref, Select, Where
+from ._spec import At, DictOf, Expr, Fmt, Guard, Join, Len, ListOf, Neg, Param, Ref, Select, Update, Where
 from ._trajectory import Trajectory
 
 __all__ = ["EACH", "collect_values", "collection", "core", "digits", "enum_like", "rank", "near", "resolve", "derive_guards", "refs_in", "token_shape", "value_kind", "walk_exprs"]
@@ -73,6 +73,11 @@ def walk_exprs(expr: Expr) -> Iterator[Expr]:
     if isinstance(expr, Select):
         yield expr.seq
         yield from walk_exprs(expr.key)
+        for _field, also in expr.also:
+            yield from walk_exprs(also)
+    elif isinstance(expr, Update):
+        yield from walk_exprs(expr.base)
+        yield from walk_exprs(expr.change)
     elif isinstance(expr, (Join, Len)):
         yield expr.seq
     elif isinstance(expr, Neg):

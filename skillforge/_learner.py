@@ -170,7 +170,10 @@ class Learning:
             family = sorted(hot.by_template[text], key=lambda s: s.name)
             if any(v.edited for v in family):
                 continue
-            template = generalize(family[0].template, mine)
+            common: TaskTemplate | None = family[0].template
+            for v in family[1:]:  # the variants' slots, widened to fit each other's texts
+                common = widened(common, v.template) if common is not None else None
+            template = generalize(common, mine) if common is not None else None
             if template is None or ignores_data(template, [traj]):
                 continue
             absorbed: list[SkillFile] = []

@@ -32,7 +32,7 @@ from typing import Any
 
 from ._guards import EACH, MISSING, enum_like, observe, resolve
 from ._lifting import Rejected, Site, expr_at, lift
-from ._spec import Expr, Guard, SkillSpec, Step
+from ._spec import Expr, Guard, SkillSpec, Step, Where
 from ._template import CHOICE, IGNORED, NEGATION, Slot, TaskTemplate, choices, shape_of, union_shape
 from ._trajectory import Trajectory
 
@@ -69,9 +69,10 @@ def generalize(a: TaskTemplate, b: TaskTemplate) -> TaskTemplate | None:
         return None
     widened: dict[str, Slot] = {}
     for sa, sb in zip(real_a, b.slots, strict=True):  # the same slots; their shapes widen to fit both
-        if (sa.name, sa.kind, sa.type, sa.transform, sa.same) != (sb.name, sb.kind, sb.type, sb.transform, sb.same):
+        kind = _kind_union(sa.kind, sb.kind)
+        if kind is None or (sa.name, sa.type, sa.transform, sa.same) != (sb.name, sb.type, sb.transform, sb.same):
             return None
-        widened[sa.name] = Slot(sa.name, sa.kind, sa.type, sa.transform, union_shape(sa.shape, sb.shape), sa.same)
+        widened[sa.name] = Slot(sa.name, kind, sa.type, sa.transform, union_shape(sa.shape, sb.shape), sa.same)
     ta, tb = _TOKEN.findall(a.text), _TOKEN.findall(b.text)
     ops = _coalesced(ta, tb, [op for op in difflib.SequenceMatcher(None, _norm(ta), _norm(tb), autojunk=False).get_opcodes() if op[0] != "equal"])
     by_name = {s.name: s for s in a.slots}
@@ -140,23 +141,33 @@ def generalize(a: TaskTemplate, b: TaskTemplate) -> TaskTemplate | None:
 def widened(a: TaskTemplate, b: TaskTemplate) -> TaskTemplate | None:
     """One template of the same text as ``a`` and ``b`` whose every slot fits what either's did
     (``Aa`` and ``Aa Aa``: either); None if their texts or slots differ otherwise."""
-    if a.text != b.text or [(s.name, s.kind, s.type, s.transform, s.same) for s in a.slots] != [
-        (s.name, s.kind, s.type, s.transform, s.same) for s in b.slots
+    if a.text != b.text or [(s.name, s.type, s.transform, s.same) for s in a.slots] != [
+        (s.name, s.type, s.transform, s.same) for s in b.slots
     ]:
         return None
     if a.slots == b.slots:
         return a
     slots = []
     for sa, sb in zip(a.slots, b.slots, strict=True):
+        kind = _kind_union(sa.kind, sb.kind)
+        if kind is None:
+            return None
         if sa.kind == CHOICE:
             shape = "|".join(sorted(set(choices(sa)) | set(choices(sb)), key=lambda x: (x.lower(), x)))
         else:
             shape = union_shape(sa.shape, sb.shape)
-        slots.append(Slot(sa.name, sa.kind, sa.type, sa.transform, shape, sa.same))
+        slots.append(Slot(sa.name, kind, sa.type, sa.transform, shape, sa.same))
     try:
         return TaskTemplate(a.text, slots)
     except ValueError:
         return None
+
+
+def _kind_union(a: str, b: str) -> str | None:
+    """The kind of a slot that took a value of each kind: the same, or text for a word and words."""
+    if a == b:
+        return a
+    return "text" if {a, b} == {"word", "text"} else None
 
 
 def ignores_data(template: TaskTemplate, runs: list[Trajectory]) -> bool:
@@ -339,11 +350,13 @@ def merge(specs: list[SkillSpec], runs: list[Trajectory]) -> SkillSpec | None:
             ):
                 continue  # a number that took several values, not all small (the sign and digits facts stay): an amount
             if MISSING in seen and g.kind == "eq" and g.path and type(g.path[-1]) is str:
-                g = Guard("opt", g.path)  # a field some records have (a card's brand): its values, or none
-                seen = [
-                    observe(g, run.calls[i].result, spec.examples, [c.result for c in run.calls])
+                opt = Guard("opt", g.path)  # a field some records have (a card's brand): its values, or none
+                as_opt = [
+                    observe(opt, run.calls[i].result, spec.examples, [c.result for c in run.calls])
                     for spec, run in zip(specs, runs, strict=True)
                 ]
+                if MISSING not in as_opt:
+                    g, seen = opt, as_opt
             if MISSING in seen:
                 present = _where_present(g, seen, [(spec, run, i) for spec, run in zip(specs, runs, strict=True)])
                 if present is None:
@@ -476,19 +489,29 @@ def _where_present(g: Guard, seen: list[Any], where: list[tuple[SkillSpec, Traje
     """A fact about a field some runs' records lack (a gift card's ``balance``, which a card has
     not), as a guard where the field is there: every run that had the field saw the same value,
     and every run had the record. Which fields a record has is a fact of its own (``keys``)."""
-    if g.kind not in _PRESENT_KINDS or not g.path or type(g.path[-1]) is not str or EACH in g.path:
+    if g.kind not in _PRESENT_KINDS or not g.path or EACH in g.path:
         return None
     values = {v for v in seen if v is not MISSING}
     if len(values) != 1:
         return None
-    for spec, run, i in where:
-        try:
-            parent = resolve(run.calls[i].result, g.path[:-1], spec.examples)
-        except (KeyError, IndexError, TypeError):
-            return None
-        if type(parent) is not dict:
-            return None
-    return Guard("present", g.path, _as_guard(g, values.pop()))
+    # the step that is not there in some runs: a field of a record, or the element a task value selects
+    optional = [k for k, key in enumerate(g.path) if isinstance(key, Where) or (k == len(g.path) - 1 and type(key) is str)]
+    for m in optional:
+        reached = True
+        for spec, run, i in where:
+            try:
+                parent = resolve(run.calls[i].result, g.path[:m], spec.examples)
+            except (KeyError, IndexError, TypeError):
+                return None
+            if type(parent) is not (list if isinstance(g.path[m], Where) else dict):
+                return None
+            try:
+                resolve(parent, g.path[m:], spec.examples)
+            except (KeyError, IndexError, TypeError):
+                reached = False
+        if not reached:
+            return Guard("present", g.path, (_as_guard(g, values.pop()), m))
+    return None
 
 
 def _named_by_task(g: Guard, seen: list[Any], tasks: list[str]) -> bool:

@@ -26,9 +26,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ._guards import collection, derive_guards, rank, refs_in, walk_exprs
-from ._spec import Const, DictOf, Expr, Fmt, Guard, Join, Len, ListOf, Neg, Param, Ref, Select, SkillSpec, Step
+from ._spec import Const, DictOf, Expr, Fmt, Guard, Join, Len, ListOf, Neg, Param, Ref, Select, SkillSpec, Step, Update
 from ._spans import TOKEN_END, TOKEN_START, TaskSpans
-from ._template import CHOICE, Slot, TaskTemplate, _said, shape_of
+from ._template import CHOICE, SLOT_PATTERNS, Slot, TaskTemplate, _said, parse_mapping, shape_of
 
 from ._trajectory import Trajectory, canonical_json
 
@@ -123,6 +123,9 @@ class _Lifter:
         self.scalars: list[tuple[str, Expr, int, str]] = []  # (text, expr, priority, format spec)
         self.referenced: set[int] = set()
         self.constants = 0
+        self.task_dicts = [  # (start, end, dict): the dicts the task writes out
+            (m.start(), m.end(), d) for m in re.finditer(SLOT_PATTERNS["mapping"], traj.task) if (d := parse_mapping(m.group())) is not None
+        ]
         for pname, v in (bound or {}).items():
             self._quotable(v, Param(pname))
 
@@ -209,7 +212,7 @@ class _Lifter:
         for (c, seq_path), (index, select) in self.selected.items():
             n = len(seq_path)
             if c == call and path[:n] == seq_path and len(path) > n and path[n] == index:
-                return Select(select.seq, select.field, select.key, path[n + 1 :])
+                return Select(select.seq, select.field, select.key, path[n + 1 :], select.also)
         return None
 
     def _selection(self, call: int, path: tuple[str | int, ...], hint: str) -> Select | None:
@@ -227,16 +230,86 @@ class _Lifter:
         rest = path[k + 1 :]
         for field in sorted(element):
             v = element[field]
-            if rest[:1] == (field,) or type(v) is not str or len(v) < 2:
+            if rest[:1] == (field,) or not (type(v) is str and len(v) >= 2 or type(v) is dict and v):
                 continue  # selecting by the very field read would say nothing
             if sum(1 for e in seq if e.get(field) == v) != 1:
                 continue
-            chosen = self._param(v, f"{_singular(str(owner))}_{field}") or self._earlier(v, call)
+            hint_of = f"{_singular(str(owner))}_{field}"
+            chosen = self._param(v, hint_of) if type(v) is dict else self._param(v, hint_of) or self._earlier(v, call)
             if chosen is not None:
-                select = Select(Ref(call, path[:k]), field, chosen, path[k + 1 :])
+                also = tuple(  # what else the task says of the element (its options), so all it says is checked
+                    (f, p) for f in sorted(element)
+                    if f != field and rest[:1] != (f,) and type(element[f]) is dict and element[f]
+                    and (p := self._param(element[f], f"{_singular(str(owner))}_{f}")) is not None
+                )
+                select = Select(Ref(call, path[:k]), field, chosen, path[k + 1 :], also)
                 self.selected[(call, path[:k])] = (path[k], select)
                 return select
         return None
+
+    def _matched(self, value: Any, hint: str) -> Select | None:
+        """A value inside one element of a collection (a product's variants), as the element whose
+        dict field (``options``) equals a dict read before (the old item's options) with the fields
+        a dict in the task gives changed: ``pick(variants, 'options', updated(item['options'], changes))``.
+        The base dict is read outside the collection, and exactly one element matches."""
+        if not self.task_dicts:
+            return None
+        for c, p in self.sources.get(f"{type(value).__name__}:{value!r}", []):
+            for j in range(len(p) - 1, -1, -1):
+                container = _dig(self.results[c], p[:j])
+                if type(container) not in (dict, list):
+                    continue
+                element = container[p[j]]
+                if type(element) is not dict:
+                    continue
+                members = list(container.values()) if type(container) is dict else container
+                for field in sorted(element):
+                    target = element[field]
+                    if type(target) is not dict or not target or p[j + 1 : j + 2] == (field,):
+                        continue
+                    if sum(1 for e in members if type(e) is dict and e.get(field) == target) != 1:
+                        continue
+                    for start, end, change in self.task_dicts:
+                        if self.spans._overlaps(start, end) or not all(k in target and target[k] == v for k, v in change.items()):
+                            continue  # a dict the task said of something else (the old item's options), or another change
+                        base = self._base(target, change, (c, p[:j]))
+                        if base is None:
+                            continue
+                        said = self._param(change, f"{hint}_changes")
+                        if said is None:
+                            continue
+                        select = Select(Ref(c, p[:j]), field, Update(base, said), p[j + 1 :])
+                        self.selected[(c, p[:j])] = (p[j], select)
+                        self.referenced.add(c)
+                        return select
+        return None
+
+    def _base(self, target: dict[str, Any], change: dict[str, Any], inside: tuple[int, tuple[str | int, ...]]) -> Expr | None:
+        """The source of a dict, read by a call before the collection ``inside``'s, that ``target`` is
+        but for the fields ``change`` sets."""
+        found: list[tuple[int, int, tuple[str | int, ...]]] = []
+        for call, result in self.results.items():
+            if call >= inside[0]:
+                continue  # read before the collection: what the change applies to is already known
+            stack: list[tuple[Any, tuple[str | int, ...]]] = [(result, ())]
+            while stack:
+                v, path = stack.pop()
+                if type(v) is dict:
+                    if (
+                        set(v) == set(target) and all(v[k] == target[k] for k in target if k not in change)
+                        and (v != target or not change)  # a change that changes nothing is said as {}
+                        and not (call == inside[0] and path[: len(inside[1])] == inside[1])
+                    ):
+                        found.append((call, len(path), path))
+                    stack.extend((v[k], (*path, k)) for k in v)
+                elif type(v) is list:
+                    stack.extend((e, (*path, i)) for i, e in enumerate(v))
+        if not found:
+            return None
+        # the element the run already chose (the item it returns) before any other that fits
+        call, _depth, path = min(found, key=lambda f: (self._in_selected(f[0], f[2]) is None, f[0], f[1], repr(f[2])))
+        self.referenced.add(call)
+        return self._in_selected(call, path) or self._selection(call, path, "item") or Ref(call, path)
 
     def _earlier(self, value: Any, call: int) -> Ref | None:
         """A source of ``value`` in a result from before the list's own call (so not derived from it)."""
@@ -258,6 +331,10 @@ class _Lifter:
                     return fmt
             self.constants += 1
             return Const(value)
+        if type(value) is dict:
+            said = self._param(value, hint)  # a dict the task writes out
+            if said is not None:
+                return said
         if type(value) in (list, dict) and value:
             call, path = site
             if type(value) is list and all(_is_scalar(v) for v in value):
@@ -302,7 +379,14 @@ class _Lifter:
 
     def _scalar(self, value: Any, hint: str, site: Site) -> Expr | None:
         """The source of a scalar by the rule (task span, then earliest call, shallowest path), noting the others."""
-        chosen: Expr | None = self._param(value, hint) or self._affixed(value, hint) or self._ref(value, hint)
+        chosen: Expr | None = self._param(value, hint) or self._affixed(value, hint)
+        if chosen is None:
+            found = self._ref(value, hint)
+            again = f"{type(value).__name__}:{value!r}" in self.used  # the new item is the old one ("to {}")
+            if again or not (isinstance(found, Select) and any(isinstance(e, Param) for e in walk_exprs(found))):
+                chosen = self._matched(value, hint) or found  # the element the task's changes pick, before a bare reference
+            else:
+                chosen = found
         if chosen is None:
             if type(value) in (int, float) and value < 0:  # a debit of the amount the task or a result says
                 positive = self._param(-value, hint) or self._ref(-value, hint)
@@ -315,7 +399,8 @@ class _Lifter:
                 break
             ref = Ref(c, p)
             # a result that echoes what its call was given says nothing about where the agent took the value
-            if ref != chosen and ref not in others and not _under_list(p) and not self._echo(c, value):
+            keyed = any(type(k) is str and self.keys.get(k) == p[:j] for j, k in enumerate(p))  # variants['4913411651']
+            if ref != chosen and ref not in others and not _under_list(p) and not keyed and not self._echo(c, value):
                 others.append(ref)
         settled = self.prefer.get(site)
         if settled is not None:

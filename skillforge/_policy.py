@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 __all__ = ["HELPERS", "SAFE_BUILTINS", "Violation", "check_policy"]
 
-HELPERS = frozenset({"require", "has", "check", "pick", "values", "join", "near", "rank"})
+HELPERS = frozenset({"require", "has", "check", "pick", "values", "join", "near", "rank", "updated"})
 RUNTIME_MODULE = "skillforge.runtime"
 SAFE_BUILTINS = frozenset(
     {"len", "str", "int", "float", "bool", "format", "min", "max", "sum", "sorted", "any", "all", "round", "abs",

@@ -100,7 +100,7 @@ def load_function(
         if mod == RUNTIME_MODULE:
             return SimpleNamespace(
                 require=runtime.require, has=runtime.has, check=runtime.check, pick=runtime.pick, values=runtime.values,
-                join=runtime.join, near=runtime.near, rank=runtime.rank,
+                join=runtime.join, near=runtime.near, rank=runtime.rank, updated=runtime.updated,
             )
         if mod in modules:
             if not fromlist:

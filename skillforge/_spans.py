@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ._template import DATE_PATTERN, parse_date, parse_number, slot_kind
+from ._template import DATE_PATTERN, SLOT_PATTERNS, parse_date, parse_mapping, parse_number, slot_kind
 
 __all__ = ["TOKEN_END", "TOKEN_START", "TaskSpans"]
 
@@ -76,6 +76,10 @@ class TaskSpans:
                     has_year = re.search(r"\d{4}", raw) is not None
                     if parse_date(raw, None if has_year else year) == value:
                         out.append((m.start(), m.end(), "date", "date" if has_year else f"date:{year}"))
+        elif t is dict:
+            for m in re.finditer(SLOT_PATTERNS["mapping"], task):
+                if parse_mapping(m.group()) == value:
+                    out.append((m.start(), m.end(), "mapping", "literal"))
         elif t is int or t is float:
             for m in _NUMBER_SPAN.finditer(task):
                 raw = m.group()

@@ -5,6 +5,8 @@ Expressions say where each argument comes from:
 - ``Param(name)``            a span of the task, bound by the template
 - ``Ref(call, path)``        a value inside the result of an earlier call
 - ``Select(seq, field, key)`` the element of a list whose field equals a task span or an earlier value
+  (and ``also`` more fields: the item the task names by its name and its options)
+- ``Update(base, change)`` a dict read before, with the fields the task gives changed
 - ``Const(value)``           a learned constant (no source found)
 - ``ListOf`` / ``DictOf``    containers built from several sources
 - ``Fmt(parts)``             a string composed of text and values (an f-string)
@@ -21,7 +23,7 @@ from typing import Any, Union
 from ._template import Slot
 from ._trajectory import ToolRef
 
-__all__ = ["At", "Const", "DictOf", "Expr", "Fmt", "Guard", "Join", "Len", "ListOf", "Neg", "Param", "Ref", "Select", "SkillSpec", "Step", "Where"]
+__all__ = ["At", "Const", "DictOf", "Expr", "Fmt", "Guard", "Join", "Len", "ListOf", "Neg", "Param", "Ref", "Select", "SkillSpec", "Step", "Update", "Where"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +49,15 @@ class Select:
     field: str
     key: Expr
     rest: tuple[str | int, ...] = ()
+    also: tuple[tuple[str, Expr], ...] = ()  # more fields the element must have equal: ('options', item_options)
+
+
+@dataclass(frozen=True, slots=True)
+class Update:
+    """A dict read before with some of its fields changed as the task says: ``updated(item['options'], changes)``."""
+
+    base: Expr
+    change: Expr
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,7 +110,7 @@ class Neg:
     value: Expr
 
 
-Expr = Union[Param, Ref, Select, Const, ListOf, DictOf, Fmt, Join, Len, Neg]
+Expr = Union[Param, Ref, Select, Const, ListOf, DictOf, Fmt, Join, Len, Neg, "Update"]
 
 
 @dataclass(frozen=True, slots=True)

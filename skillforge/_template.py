@@ -21,6 +21,7 @@ __all__ = [
     "Slot",
     "TaskTemplate",
     "parse_date",
+    "parse_mapping",
     "parse_number",
     "shape_key",
     "shape_of",
@@ -56,6 +57,7 @@ SLOT_PATTERNS: dict[str, str] = {
     "id": r"[A-Za-z0-9_-]*\d[A-Za-z0-9_-]*",
     "email": r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+",
     "word": r"[^\W\d_][\w'-]*",
+    "mapping": r"\{[^{}\n]{0,2000}\}",  # a dict written as Python writes it: {'color': 'blue'}
     "text": r".+?",
 }
 _HOT_KINDS = frozenset({"int", "number", "money", "digits", "id", "email"})
@@ -72,6 +74,8 @@ def slot_kind(value: Any) -> str:
     """
     if isinstance(value, bool):
         return "text"
+    if isinstance(value, dict):
+        return "mapping"
     if isinstance(value, int):
         return "int"
     if isinstance(value, float):
@@ -163,8 +167,8 @@ def shape_of(raw: str, kind: str) -> str:
     text = raw.strip()
     if kind == "date":
         return next((f"date:{name}" for name, p in _DATE_FORMATS.items() if re.fullmatch(p, text, re.IGNORECASE)), "date")
-    if kind == "email":
-        return "email"
+    if kind in ("email", "mapping"):
+        return kind
     if kind in _NUMERIC_KINDS:
         sign, currency = ("-" if text.startswith("-") else ""), ("$" if "$" in text else "")
         if re.fullmatch(r"-?\$?0+(?:\.0+)?", text):
@@ -237,8 +241,8 @@ def shape_regex(shape: str, kind: str) -> str:
         if shape[5:] not in _DATE_FORMATS:
             raise ValueError(f"unknown date shape {shape!r} (use date:iso, date:slash or date:words)")
         return f"(?:{_DATE_FORMATS[shape[5:]]})"
-    if shape == "email":
-        return SLOT_PATTERNS["email"]
+    if shape in ("email", "mapping"):
+        return SLOT_PATTERNS[shape]
     if kind in _NUMERIC_KINDS:
         zero = re.fullmatch(r"(\$?)0", shape)
         if zero is not None:
@@ -321,6 +325,24 @@ def parse_date(raw: str, default_year: int | None = None) -> str | None:
         return None
 
 
+def parse_mapping(raw: str) -> dict[str, Any] | None:
+    """A flat dict written as Python writes it (``{'color': 'blue', 'size': 'M'}``), or None.
+
+    Keys are text and values plain (text, numbers, booleans, None): what a task can say.
+    """
+    import ast
+
+    try:
+        value = ast.literal_eval(raw.strip())
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return None
+    if type(value) is not dict or not all(
+        type(k) is str and (v is None or type(v) in (str, int, float, bool)) for k, v in value.items()
+    ):
+        return None
+    return value
+
+
 def transform(raw: str, how: str | None) -> Any:
     """Apply a slot's normalisation to the text it bound (None if the text does not convert)."""
     if how is None:
@@ -333,6 +355,8 @@ def transform(raw: str, how: str | None) -> Any:
         return " ".join(raw.split())
     if how == "number":
         return parse_number(raw)
+    if how == "literal":
+        return parse_mapping(raw)
     if how.startswith("date"):
         _, _, year = how.partition(":")
         return parse_date(raw, int(year) if year else None)
@@ -355,7 +379,7 @@ class Slot:
 
     name: str
     kind: str
-    type: str  # "str" | "int" | "float"
+    type: str  # "str" | "int" | "float" | "dict"
     transform: str | None = None
     shape: str | None = None
     same: str | None = None

@@ -12,7 +12,7 @@ from ._guards import near as _near
 from ._guards import rank as _rank
 from ._tools import current_run
 
-__all__ = ["check", "has", "join", "near", "pick", "rank", "require", "values"]
+__all__ = ["check", "has", "join", "near", "pick", "rank", "require", "updated", "values"]
 
 
 def require(condition: object, why: str) -> None:
@@ -83,20 +83,39 @@ def check(tool: object, learned: object, *, after: bool = False, **args: object)
     return bool(guard.compare(current, learned))
 
 
-def pick(seq: object, field: str, value: object) -> object:
-    """The one element of ``seq`` whose ``field`` equals ``value``; the skill stops if there is not exactly one.
+def pick(seq: object, field: str, value: object, *more: object) -> object:
+    """The one element of ``seq`` whose ``field`` equals ``value`` (and each further field, value
+    pair in ``more``); the skill stops if there is not exactly one. A dict's values are its elements.
 
     Example:
         >>> pick([{"name": "mug", "sku": "M1"}, {"name": "lamp", "sku": "L2"}], "name", "lamp")["sku"]
         'L2'
+        >>> pick({"v1": {"color": "red"}, "v2": {"color": "blue"}}, "color", "blue")
+        {'color': 'blue'}
     """
-    if type(seq) is not list:
+    if type(seq) is dict:
+        seq = list(seq.values())
+    if type(seq) is not list or len(more) % 2:
         raise GuardFailed(f"expected a list to pick {field} == {value!r} from")
-    found = [e for e in seq if type(e) is dict and field in e and e[field] == value]
+    wanted = [(field, value), *zip(more[::2], more[1::2], strict=True)]
+    found = [e for e in seq if type(e) is dict and all(f in e and e[f] == v for f, v in wanted)]
     if len(found) != 1:
         how = "no element has" if not found else f"{len(found)} elements have"
-        raise GuardFailed(f"{how} {field} == {value!r}, so which one to use is not the learned decision")
+        said = " and ".join(f"{f} == {v!r}" for f, v in wanted)
+        raise GuardFailed(f"{how} {said}, so which one to use is not the learned decision")
     return found[0]
+
+
+def updated(base: object, change: object) -> dict[str, object]:
+    """``base`` (a dict) with the fields of ``change`` set as ``change`` has them.
+
+    Example:
+        >>> updated({"color": "red", "size": "M"}, {"color": "blue"})
+        {'color': 'blue', 'size': 'M'}
+    """
+    if type(base) is not dict or type(change) is not dict:
+        raise GuardFailed(f"expected two dicts to update, got {type(base).__name__} and {type(change).__name__}")
+    return {**base, **change}
 
 
 def values(value: object, *path: object) -> list[object]:
