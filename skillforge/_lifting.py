@@ -123,6 +123,7 @@ class _Lifter:
         self.scalars: list[tuple[str, Expr, int, str]] = []  # (text, expr, priority, format spec)
         self.referenced: set[int] = set()
         self.constants = 0
+        self.said: set[str] = set()  # template mode: the parameters used so far
         self.task_dicts = [  # (start, end, dict): the dicts the task writes out
             (m.start(), m.end(), d) for m in re.finditer(SLOT_PATTERNS["mapping"], traj.task) if (d := parse_mapping(m.group())) is not None
         ]
@@ -175,6 +176,7 @@ class _Lifter:
         if self.bound is not None:
             for pname, v in self.bound.items():
                 if type(v) is type(value) and v == value and (type(v) is not str or len(v) >= 2 or v.isdigit()):
+                    self.said.add(pname)
                     return Param(pname)
             return None
         found = self.spans.find(value)
@@ -270,7 +272,7 @@ class _Lifter:
                     if sum(1 for e in members if type(e) is dict and e.get(field) == target) != 1:
                         continue
                     for start, end, change in self.task_dicts:
-                        if self.spans._overlaps(start, end) or not all(k in target and target[k] == v for k, v in change.items()):
+                        if self._claimed(start, end, change) or not all(k in target and target[k] == v for k, v in change.items()):
                             continue  # a dict the task said of something else (the old item's options), or another change
                         base = self._base(target, change, (c, p[:j]))
                         if base is None:
@@ -283,6 +285,12 @@ class _Lifter:
                         self.referenced.add(c)
                         return select
         return None
+
+    def _claimed(self, start: int, end: int, value: dict[str, Any]) -> bool:
+        """Whether the task's dict at ``start:end`` already feeds another parameter."""
+        if self.bound is None:
+            return bool(self.spans._overlaps(start, end))
+        return any(type(v) is dict and v == value and name in self.said for name, v in self.bound.items())
 
     def _base(self, target: dict[str, Any], change: dict[str, Any], inside: tuple[int, tuple[str | int, ...]]) -> Expr | None:
         """The source of a dict, read by a call before the collection ``inside``'s, that ``target`` is
@@ -304,10 +312,11 @@ class _Lifter:
                     stack.extend((v[k], (*path, k)) for k in v)
                 elif type(v) is list:
                     stack.extend((e, (*path, i)) for i, e in enumerate(v))
-        if not found:
-            return None
+        chosen = [f for f in found if self._in_selected(f[0], f[2]) is not None]
+        if not found or not chosen and len(found) > 1:
+            return None  # several dicts fit and the run chose none of them: which one changed is not known
         # the element the run already chose (the item it returns) before any other that fits
-        call, _depth, path = min(found, key=lambda f: (self._in_selected(f[0], f[2]) is None, f[0], f[1], repr(f[2])))
+        call, _depth, path = min(chosen or found, key=lambda f: (f[0], f[1], repr(f[2])))
         self.referenced.add(call)
         return self._in_selected(call, path) or self._selection(call, path, "item") or Ref(call, path)
 

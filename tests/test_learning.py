@@ -375,3 +375,32 @@ def test_a_list_the_task_names_element_by_element_is_lifted_from_the_task_not_fr
     spec = spec_from_runs([traj], name="return_order", template=template)
     source = render_skill(spec)
     assert "pick(order['items'], 'name'," in source and "order['shipped'][0]['item_ids']" not in source.split("refund(")[1]
+
+
+def test_facts_of_the_element_a_task_value_selects_hold_where_that_element_is_there() -> None:
+    tools = {**TOOLS, "refund_to": ToolRef(module="shop", qualname="refund_to", params=("order_id", "method"))}
+
+    def paid(order_id: str, method: str, payments: list[dict[str, Any]]) -> Trajectory:
+        return Trajectory(
+            task=f"Refund order #{order_id} to {method}",
+            calls=[
+                Call(tool="get_order", args={"order_id": order_id}, result={"id": order_id, "payments": payments}),
+                Call(tool="refund_to", args={"order_id": order_id, "method": method}, result={"ok": True}),
+            ],
+            outcome=Outcome(ok=True, output="Done."), tools=tools,
+        )
+
+    runs = [
+        paid("1", "card_7", [{"method": "card_7", "kind": "payment"}]),
+        paid("2", "gift_3", [{"method": "card_9", "kind": "payment"}]),  # paid another way: no such element
+    ]
+    template = discover_template(runs[0])
+    assert not isinstance(template, Rejected)
+    spec = spec_from_runs(runs, name="refund_to", template=template)
+    assert not isinstance(spec, Rejected)
+    source = render_skill(spec)
+    assert "method not in values(order['payments'], '*', 'method') or" in source
+    assert prove_all(source, spec, runs) is None
+    refunded = paid("3", "card_4", [{"method": "card_4", "kind": "refund"}])  # there, but not what runs saw
+    assert prove_all(source, spec, [refunded]) is not None
+    assert prove_all(source, spec, [paid("4", "card_5", [{"method": "card_5", "kind": "payment"}])]) is None

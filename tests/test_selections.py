@@ -1,0 +1,148 @@
+"""Selections by predicate and dicts the task writes out, on runs alone: what an exchange learns.
+
+A task that says "exchange Kettle {'color': 'red', 'size': 'S'} to {'color': 'blue'}" names the
+old item by its name and options, and the new one by a change to those options. The skill must
+pick both by what the task says, never by where they happened to sit in the learned run.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from skillforge._codegen import render_skill
+from skillforge._compile import prove_all
+from skillforge._exceptions import GuardFailed
+from skillforge._learning import spec_from_runs, widened
+from skillforge._lifting import Rejected, discover_template
+from skillforge._spans import TaskSpans
+from skillforge._template import Slot, TaskTemplate, parse_mapping, slot_kind
+from skillforge._trajectory import Call, Outcome, ToolRef, Trajectory
+from skillforge.runtime import pick, updated
+
+TOOLS = {
+    "get_order": ToolRef(module="shop", qualname="get_order", read=True, params=("order_id",)),
+    "get_product": ToolRef(module="shop", qualname="get_product", read=True, params=("product_id",)),
+    "exchange": ToolRef(module="shop", qualname="exchange", params=("order_id", "item_id", "new_item_id")),
+}
+
+
+def variants(product: str, *options: dict[str, str]) -> dict[str, Any]:
+    return {f"{product}{i}": {"item_id": f"{product}{i}", "options": o, "available": True} for i, o in enumerate(options, 1)}
+
+
+KETTLE = variants("k", {"color": "red", "size": "S"}, {"color": "blue", "size": "S"}, {"color": "blue", "size": "L"})
+LAMP = variants("l", {"color": "red", "size": "S"}, {"color": "white", "size": "S"})
+SHELVES = variants("b", {"height": "3 ft"}, {"height": "5 ft"}, {"height": "6 ft"})
+OPTIONS = {k: v["options"] for k, v in {**KETTLE, **LAMP, **SHELVES}.items()}
+
+
+def exchange_run(order_id: str, items: list[tuple[str, str]], which: int, change: dict[str, str], new: str,
+                 catalogue: dict[str, Any], name_in_task: str | None = None) -> Trajectory:
+    """An agent's run of "For #order, exchange NAME {options} to {change}." (the items: (name, variant id))."""
+    order = {"id": order_id, "items": [{"name": n, "item_id": v, "options": OPTIONS[v]} for n, v in items]}
+    name, old = items[which]
+    said = name_in_task or name
+    return Trajectory(
+        task=f"For #{order_id}, exchange {said} {order['items'][which]['options']!r} to {change!r}.",
+        calls=[
+            Call(tool="get_order", args={"order_id": order_id}, result=order),
+            Call(tool="get_product", args={"product_id": "p"}, result={"variants": catalogue}),
+            Call(tool="exchange", args={"order_id": order_id, "item_id": old, "new_item_id": new}, result={"ok": True}),
+        ],
+        outcome=Outcome(ok=True, output="Done."),
+        tools=TOOLS,
+    )
+
+
+def learn(runs: list[Trajectory]) -> tuple[Any, str]:
+    template = discover_template(runs[0])
+    assert not isinstance(template, Rejected)
+    spec = spec_from_runs(runs, name="exchange_item", template=template)
+    assert not isinstance(spec, Rejected), spec
+    source = render_skill(spec)
+    assert prove_all(source, spec, runs) is None
+    return spec, source
+
+
+def test_a_dict_the_task_writes_out_is_a_slot_of_its_own() -> None:
+    assert slot_kind({"color": "blue"}) == "mapping"
+    assert parse_mapping("{'color': 'blue', 'size': 'M'}") == {"color": "blue", "size": "M"}
+    assert parse_mapping("{}") == {}
+    for bad in ("{'a': [1]}", "{1: 'a'}", "{'a': ", "{'a': __import__('os')}", "['a']"):
+        assert parse_mapping(bad) is None
+    spans = TaskSpans("Swap Lamp {'color': 'red'} to {'color': 'blue'}.")
+    assert spans.find({"color": "blue"})[2:] == ("mapping", "literal")
+    t = TaskTemplate("Swap {name} {old} to {new}.", [
+        Slot("name", "word", "str", None, "Aa"), Slot("old", "mapping", "dict", "literal", "mapping"),
+        Slot("new", "mapping", "dict", "literal", "mapping"),
+    ])
+    assert t.bind("Swap Lamp {'color': 'red'} to {}.") == {"name": "Lamp", "old": {"color": "red"}, "new": {}}
+    assert t.bind("Swap Lamp {'color': ['red']} to {}.") is None  # not a flat dict: no binding
+
+
+def test_the_new_item_is_the_variant_with_the_old_options_changed_as_the_task_says() -> None:
+    a = exchange_run("1", [("Lamp", "l1"), ("Kettle", "k1")], 1, {"color": "blue"}, "k2", KETTLE)
+    _spec, source = learn([a])
+    assert "pick(order['items'], 'name', item_name, 'options', item_options)['item_id']" in source
+    assert "pick(product['variants'], 'options', updated(pick(order['items'], 'name', item_name, 'options', item_options)['options'], " in source
+    call = source.split("exchange_result = exchange(", 1)[1].split("\n    )", 1)[0]
+    assert "k1" not in call and "k2" not in call  # neither id, nor a position, is written into the call
+
+
+def test_runs_with_other_changes_and_an_empty_change_are_one_skill() -> None:
+    a = exchange_run("1", [("Lamp", "l1"), ("Kettle", "k1")], 1, {"color": "blue"}, "k2", KETTLE)
+    b = exchange_run("2", [("Kettle", "k2")], 0, {"size": "L"}, "k3", KETTLE)
+    c = exchange_run("3", [("Kettle", "k3"), ("Lamp", "l2")], 0, {}, "k3", KETTLE)  # the same item: "to {}"
+    spec, source = learn([a, b, c])
+    # another order, the item elsewhere in it: the same program picks the right variants
+    d = exchange_run("4", [("Lamp", "l2"), ("Lamp", "l1"), ("Kettle", "k1")], 2, {"color": "blue"}, "k2", KETTLE)
+    assert prove_all(source, spec, [d]) is None
+    # an item like none of the runs' (three runs are no evidence that any item goes): the skill stops
+    e = exchange_run("5", [("Lamp", "l1")], 0, {"color": "white"}, "l2", LAMP)
+    assert prove_all(source, spec, [e]) is not None
+
+
+def test_a_change_no_variant_has_stops_the_skill() -> None:
+    a = exchange_run("1", [("Kettle", "k1")], 0, {"color": "blue"}, "k2", KETTLE)
+    b = exchange_run("2", [("Kettle", "k2")], 0, {"size": "L"}, "k3", KETTLE)
+    spec, source = learn([a, b])
+    green = exchange_run("5", [("Kettle", "k1")], 0, {"color": "green"}, "k2", KETTLE)  # the agent's call, for the world
+    assert prove_all(source, spec, [green]) is not None
+
+
+def test_two_items_of_one_name_are_told_apart_by_their_options() -> None:
+    a = exchange_run("1", [("Shelf", "b1"), ("Shelf", "b2")], 1, {"height": "6 ft"}, "b3", SHELVES)
+    _spec, source = learn([a])
+    assert "pick(order['items'], 'options', item_options)['item_id']" in source  # the name says neither
+
+
+def test_two_identical_items_are_picked_by_position_and_the_skill_says_so() -> None:
+    a = exchange_run("1", [("Kettle", "k1"), ("Kettle", "k1")], 1, {"color": "blue"}, "k2", KETTLE)
+    _spec, source = learn([a])
+    call = source.split("exchange_result = exchange(", 1)[1]
+    assert "item_id=order['items'][0]['item_id']" in call  # nothing the task says picks one: it is pinned,
+    assert "order['items'] has 2 elements, as when learned (the run took one by position)" in source  # and guarded
+
+
+def test_pick_takes_every_field_the_task_gives_and_dicts_of_records() -> None:
+    items = [{"name": "Shelf", "options": {"h": 3}}, {"name": "Shelf", "options": {"h": 5}}]
+    assert pick(items, "name", "Shelf", "options", {"h": 5}) is items[1]
+    with pytest.raises(GuardFailed, match="2 elements have name == 'Shelf'"):
+        pick(items, "name", "Shelf")
+    with pytest.raises(GuardFailed, match="no element has"):
+        pick({"a": {"o": 1}}, "o", 2)
+    assert updated({"color": "red", "size": "S"}, {"color": "blue"}) == {"color": "blue", "size": "S"}
+    with pytest.raises(GuardFailed, match="two dicts"):
+        updated(["red"], {})
+
+
+def test_variants_of_one_text_widen_to_fit_each_others_slots() -> None:
+    a = TaskTemplate("Return {item}.", [Slot("item", "word", "str", None, "Aa")])
+    b = TaskTemplate("Return {item}.", [Slot("item", "text", "str", None, "Aa Aa")])
+    both = widened(a, b)
+    assert both is not None and both.bind("Return Grill.") and both.bind("Return Water Bottle.")
+    assert both.bind("Return Indoor Security Camera.") is None  # three words: no run showed it
+    c = TaskTemplate("Return {item}.", [Slot("item", "digits", "str", None, "9")])
+    assert widened(a, c) is None  # a number is not a name
