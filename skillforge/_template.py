@@ -134,6 +134,8 @@ def shape_key(task: str) -> str:
 #   "$9.9" / "-9" / "9"   numbers, with their sign and currency as learned (an int has no decimals),
 #                never zero;   "0": zero, which is another decision than an amount ("quantity 0")
 #   "words:2-4"  2 to 4 words of free text (":," adds punctuation the learned text had)
+#   "Names:1-3"  1 to 3 capitalised words: names seen in several lengths (Grill, Water Bottle),
+#                with a margin of one word, as free text has
 #   "date:words" (May 20), "date:iso", "date:slash" (read month first); "email"
 # Case is part of a token shape (the text is passed on as written, so "Carol.Diaz" is not
 # "carol.diaz"); no shape crosses a sentence or clause boundary unless the learned text did.
@@ -217,7 +219,30 @@ def union_shape(a: str | None, b: str | None) -> str | None:
     if wa and wb:
         punct = "".join(sorted(set((wa[3] or "") + (wb[3] or ""))))
         return f"words:{min(int(wa[1]), int(wb[1]))}-{max(int(wa[2]), int(wb[2]))}" + (f":{punct}" if punct else "")
-    return "||".join(sorted(set(a.split("||")) | set(b.split("||"))))
+    parts = set(a.split("||")) | set(b.split("||"))
+    names = _as_names(parts)
+    return names if names is not None else "||".join(sorted(parts))
+
+
+_NAME_WORDS = re.compile(r"Aa(?: Aa)*")
+_NAMES = re.compile(r"Names:(\d{1,2})-(\d{1,2})")
+
+
+def _as_names(parts: set[str]) -> str | None:
+    """Capitalised words seen in several counts (``Grill``, ``Water Bottle``) as a count range
+    with a margin of one word (``Names:1-3``), as free text of lowercase words has; else None."""
+    counts: set[int] = set()
+    for part in parts:
+        m = _NAMES.fullmatch(part)
+        if m is not None:
+            counts |= {int(m[1]), int(m[2]) - 1}
+        elif _NAME_WORDS.fullmatch(part):
+            counts.add(part.count("Aa"))
+        else:
+            return None
+    if len(counts) < 2:
+        return None
+    return f"Names:{min(counts)}-{max(counts) + 1}"
 
 
 def _as_words(shape: str) -> str:
@@ -252,6 +277,13 @@ def shape_regex(shape: str, kind: str) -> str:
             raise ValueError(f"unknown number shape {shape!r} (use 9, 9.9, $9, -9, -$9.9 or 0)")
         nonzero = r"(?!0+(?:\.0+)?(?![\d.,]))"  # a zero is another decision than an amount
         return re.escape(m[1]) + re.escape(m[2]) + nonzero + r"(?:\d{1,3}(?:,\d{3})+|\d+)" + ("" if kind == "int" else r"(?:\.\d+)?")
+    names = _NAMES.fullmatch(shape)
+    if names is not None:  # capitalised words, as many as the range says
+        lo, hi = int(names[1]), int(names[2])
+        if not 1 <= lo <= hi:
+            raise ValueError(f"unknown name shape {shape!r} (use Names:MIN-MAX)")
+        word = f"[{_UPPER}][{_LOWER}]+"
+        return rf"(?-i:{word}(?:[ \t]+{word}){{{lo - 1},{hi - 1}}})"
     if shape.startswith("words:"):
         m = re.fullmatch(r"words:(\d{1,2})-(\d{1,2})(?::([^\w\s]*))?", shape)
         if m is None or not 1 <= int(m[1]) <= int(m[2]):

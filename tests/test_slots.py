@@ -175,3 +175,15 @@ def test_long_tasks_bind_where_every_text_slot_has_a_shape() -> None:
     free = TaskTemplate("Return the {item} because {reason}. " + "Some context that is long. " * 20,
                         [Slot("item", "text", "str"), Slot("reason", "text", "str")])
     assert free.bind(task) is None  # two unshaped free-text slots: past 300 characters, the agent takes it
+
+
+def test_capitalised_words_seen_in_several_lengths_take_one_word_more() -> None:
+    from skillforge._template import union_shape
+
+    assert union_shape("Aa", "Aa") == "Aa"  # one length: no evidence that length varies
+    assert union_shape("Aa", "Aa Aa") == "Names:1-3"
+    assert union_shape("Names:1-3", "Aa Aa Aa") == "Names:1-4"
+    assert union_shape("Aa", "A-Aa") == "A-Aa||Aa"  # another kind of token: either, as seen
+    t = TaskTemplate("Return {item}.", [Slot("item", "text", "str", None, "Names:2-3")])
+    assert t.bind("Return Water Bottle.") == {"item": "Water Bottle"}
+    assert t.bind("Return Grill.") is None and t.bind("Return Pet Bed And Lamp Set.") is None
