@@ -405,7 +405,7 @@ class Forge(Learning):
     def find_all(self, task: str) -> list[Match]:
         """Every skill whose template binds ``task`` at the highest specificity, variants included."""
         hot = self._index()
-        matches = hot.find(task)
+        matches = hot.find(task) or hot.find_free(task)
         if matches or not len(hot):
             return matches
         names = self._semantic_candidates(task, hot)

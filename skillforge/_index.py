@@ -10,6 +10,7 @@ template is the proof.
 from __future__ import annotations
 
 import logging
+import itertools
 import re
 import zlib
 from dataclasses import dataclass
@@ -17,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ._exceptions import ConfigError, IndexError_
-from ._template import shape_key
+from ._template import literal_tokens, shape_key
 
 __all__ = ["HashingEmbedding", "HotIndex", "Match", "SemanticIndex"]
 
@@ -51,12 +52,21 @@ def _binding(candidates: Any, task: str) -> list[Match]:
     return found
 
 
+def _word_key(words: frozenset[str]) -> str:
+    """The key a free template is indexed under: its two longest literal words (sorted), which
+    any task it binds says too; one word or none for templates with fewer."""
+    chosen = sorted(sorted(words, key=lambda w: (-len(w), w))[:2])
+    return " ".join(chosen)
+
+
 class HotIndex:
     """Templates by shape key: O(1) in the number of skills."""
 
     def __init__(self) -> None:
         self.by_key: dict[str, list[Any]] = {}
         self.free: dict[str, Any] = {}  # name → skill, for templates with free-text slots
+        self.by_word: dict[str, list[Any]] = {}  # a free template under the rarest of its literal words
+        self._word_of: dict[str, str] = {}
         self.by_name: dict[str, Any] = {}
         self.by_template: dict[str, list[Any]] = {}  # variants: skills that share a template
 
@@ -67,6 +77,9 @@ class HotIndex:
         keys = skill.template.keys
         if not keys:
             self.free[skill.name] = skill
+            word = _word_key(skill.template.words)
+            self.by_word.setdefault(word, []).append(skill)
+            self._word_of[skill.name] = word
         for key in keys:
             self.by_key.setdefault(key, []).append(skill)
 
@@ -75,6 +88,12 @@ class HotIndex:
         if old is None:
             return
         self.free.pop(name, None)
+        word = self._word_of.pop(name, None)
+        if word is not None:
+            bucket = self.by_word.get(word, [])
+            bucket[:] = [s for s in bucket if s.name != name]
+            if not bucket:
+                self.by_word.pop(word, None)
         siblings = self.by_template.get(old.template.text, [])
         siblings[:] = [s for s in siblings if s.name != name]
         if not siblings:
@@ -88,6 +107,22 @@ class HotIndex:
     def find(self, task: str) -> list[Match]:
         bucket = self.by_key.get(shape_key(task))
         return _binding(bucket, task) if bucket else []
+
+    def find_free(self, task: str) -> list[Match]:
+        """Bind ``task`` against every template with free-text slots whose literal words it says.
+
+        Each such template is indexed under its two longest literal words, so a lookup touches
+        only templates that share both with the task; none that could bind is missed.
+        """
+        tokens = literal_tokens(task)
+        ordered = sorted(tokens)
+        keys = itertools.chain(("",), ordered, (f"{a} {b}" for a, b in itertools.combinations(ordered, 2)))
+        seen: dict[str, Any] = {}
+        for key in keys:
+            for skill in self.by_word.get(key, ()):
+                if skill.template.words <= tokens:
+                    seen[skill.name] = skill
+        return _binding(seen.values(), task) if seen else []
 
     def find_among(self, names: list[str], task: str) -> list[Match]:
         """Bind ``task`` against the named skills and every variant of their templates."""

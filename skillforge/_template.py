@@ -27,6 +27,7 @@ __all__ = [
     "shape_of",
     "shape_regex",
     "union_shape",
+    "literal_tokens",
     "slot_kind",
     "transform",
 ]
@@ -438,6 +439,12 @@ def _literal_regex(text: str) -> str:
 _LITERAL_TOKEN = re.compile(r"\d+(?:[.,]\d+)+\w*|\w+")  # "1.5" and "1,200" are one word of literal text
 
 
+def literal_tokens(task: str) -> frozenset[str]:
+    """The task's words as a template's literal text is matched (lowercased): a template can
+    bind the task only if its ``words`` are among these."""
+    return frozenset(_LITERAL_TOKEN.findall(task.lower()))
+
+
 def _words_regex(text: str) -> str:
     """The words of literal text, strict, with any spacing and punctuation between them.
 
@@ -485,7 +492,7 @@ class TaskTemplate:
         True
     """
 
-    __slots__ = ("text", "slots", "regex", "keys", "specificity", "_convert", "_same", "_ignored", "max_chars", "params")
+    __slots__ = ("text", "slots", "regex", "keys", "specificity", "_convert", "_same", "_ignored", "max_chars", "params", "words")
 
     def __init__(self, text: str, slots: list[Slot] | tuple[Slot, ...]) -> None:
         self.text = text
@@ -549,6 +556,8 @@ class TaskTemplate:
         if pieces and pieces[-1][1] is not None:  # ends with a slot: allow trailing punctuation
             regex_parts.append(r"\W*")
         self.regex = re.compile("".join(regex_parts), re.IGNORECASE | re.DOTALL)
+        # the literal words any task it binds says (lowercased tokens): what the word index looks up
+        self.words = frozenset(t.lower() for literal, name in pieces if name is None for t in _LITERAL_TOKEN.findall(literal))
         self.keys = _keys("".join(sample), [s for s in self.slots if s.kind == CHOICE]) if hot else ()
         self.params = tuple(s for s in self.slots if s.kind not in UNUSED)  # what a skill takes: choices are not data
         typed = sum(1 for s in self.slots if s.kind in _HOT_KINDS)

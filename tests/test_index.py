@@ -32,7 +32,7 @@ def test_hot_index_finds_typed_templates_without_chroma(tmp_path: Path) -> None:
     assert not (tmp_path / "state" / "chroma").exists()  # the hot path never opened Chroma
 
 
-def test_free_text_templates_are_found_through_chroma_candidates(tmp_path: Path) -> None:
+def test_free_text_templates_are_found_by_their_literal_words_without_chroma(tmp_path: Path) -> None:
     forge = _forge_over_committed_skills(tmp_path)
     match = forge.find("Please ship order #1044 to 5 Harbor Road, Riverton instead.")
     assert match is not None and match.skill.template.text == "Please ship order #{order_id} to {address} instead."
@@ -41,7 +41,28 @@ def test_free_text_templates_are_found_through_chroma_candidates(tmp_path: Path)
     assert [m.skill.name for m in forge.find_all("Please ship order #1 to 5 Harbor Road, Riverton instead.")] == family
     # every variant, in name order: their guards decide
     assert match.params == {"order_id": "1044", "address": "5 Harbor Road, Riverton"}
-    assert (tmp_path / "state" / "chroma").is_dir()
+    assert not (tmp_path / "state" / "chroma").exists()  # a hit never needs the semantic index
+    assert forge.find("Please ship order #1044 to 5 Harbor Road, Riverton tomorrow.") is None
+    assert (tmp_path / "state" / "chroma").is_dir()  # a miss asks it for candidates (binding decides)
+
+
+def test_the_word_index_finds_every_free_template_that_binds_among_many_alike(tmp_path: Path) -> None:
+    from skillforge._index import HotIndex
+    from skillforge._template import Slot, TaskTemplate
+
+    class Skill:
+        def __init__(self, name: str, text: str) -> None:
+            self.name, self.template = name, TaskTemplate(text, [Slot("x", "text", "str")])
+
+    hot = HotIndex()
+    for i in range(300):  # templates alike in words, as a templated stream makes them
+        hot.add(Skill(f"s{i}", f"Please move order {{x}} to shelf number{i} today."))
+    hot.add(Skill("wanted", "Please move order {x} to the back shelf today."))
+    found = hot.find_free("please move order A-1 to the BACK shelf today")
+    assert [m.skill.name for m in found] == ["wanted"] and found[0].params == {"x": "A-1"}
+    assert hot.find_free("Please move order A-1 to the front shelf today.") == []
+    hot.remove("wanted")
+    assert hot.find_free("Please move order A-1 to the back shelf today.") == []
 
 
 def test_retrieval_is_a_suggestion_binding_decides(tmp_path: Path) -> None:
@@ -58,6 +79,7 @@ def test_the_index_is_derived_deleting_state_loses_nothing(tmp_path: Path) -> No
     shutil.rmtree(tmp_path / "state")
     again = _forge_over_committed_skills(tmp_path)
     assert again.find("Please ship order #1 to 1 Elm Street, Lakeside instead.") is not None
+    assert again.reindex() == len(again.skills())  # rebuilt from the files
     assert again.reindex() == 0
 
 
@@ -163,8 +185,9 @@ def test_server_index_finds_free_text_templates_and_is_rebuilt_from_files(tmp_pa
     forge = Forge(skills_dir=target, state_dir=tmp_path / "state", tools=desk.TOOLS, chroma_url=chroma_server)
     match = forge.find("Please ship order #1044 to 5 Harbor Road, Riverton instead.")
     assert match is not None and match.params["address"] == "5 Harbor Road, Riverton"
+    forge.reindex()
     assert not (tmp_path / "state" / "chroma").exists()  # the server holds the index, not the state dir
-    assert forge.reindex() == 0  # already in step with the files
+    assert forge.reindex() == 0  # in step with the files
     (target / "where_order.py").unlink()
     again = Forge(skills_dir=target, state_dir=tmp_path / "state", tools=desk.TOOLS, chroma_url=chroma_server)
     assert again.reindex() == 1  # the deleted skill's entry is repaired away
@@ -180,7 +203,8 @@ def test_a_bad_chroma_url_is_a_config_error_and_an_unreachable_one_costs_hits_no
     shutil.copytree(REPO / "skills", target)
     down = Forge(skills_dir=target, state_dir=tmp_path / "state", tools=desk.TOOLS, chroma_url="http://127.0.0.1:9")
     assert down.find("Refund order #1042") is not None  # the hot path needs no index
-    assert down.find("Please ship order #1 to 1 Elm Street, Lakeside instead.") is None  # a miss, never an error
+    assert down.find("Please ship order #1 to 1 Elm Street, Lakeside instead.") is not None  # nor free text
+    assert down.find("Please ship order #1 to 1 Elm Street, Lakeside tomorrow.") is None  # a miss, never an error
 
 
 def test_the_offline_semantic_embedding_ranks_by_meaning(tmp_path: Path) -> None:
