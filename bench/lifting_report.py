@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from skillforge import Compiled, Forge, OpenAIAgent, Rejected, compile_run
-from skillforge._guards import walk_exprs
+from skillforge._values import walk_exprs
 from skillforge._spec import Const, DictOf, Fmt, ListOf, Param, Ref, Select, SkillSpec
 from skillforge._trajectory import Call, Outcome, ToolRef, Trajectory
 from skillforge.demo import desk

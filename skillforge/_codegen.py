@@ -17,7 +17,7 @@ from typing import Any
 
 import jinja2
 
-from ._guards import EACH, walk_exprs
+from ._values import EACH, walk_exprs
 from ._spec import At, Const, DictOf, Expr, Fmt, Guard, Join, Len, ListOf, Neg, Param, Ref, Select, SkillSpec, Update, Where
 from ._template import UNUSED
 from ._version import __version__

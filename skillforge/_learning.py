@@ -30,7 +30,8 @@ import logging
 import re
 from typing import Any
 
-from ._guards import EACH, MISSING, enum_like, observe, resolve
+from ._guards import MISSING, observe
+from ._values import EACH, enum_like, resolve
 from ._lifting import Rejected, Site, expr_at, lift
 from ._spec import Expr, Guard, SkillSpec, Step, Where
 from ._template import CHOICE, IGNORED, NEGATION, Slot, TaskTemplate, choices, shape_of, union_shape

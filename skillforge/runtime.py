@@ -7,9 +7,9 @@ function.
 from __future__ import annotations
 
 from ._exceptions import GuardFailed
-from ._guards import collect_values
-from ._guards import near as _near
 from ._guards import rank as _rank
+from ._values import collect_values
+from ._values import near as _near
 from ._tools import current_run
 
 __all__ = ["check", "has", "join", "near", "pick", "rank", "require", "updated", "values"]

@@ -1,0 +1,284 @@
+"""Values inside tool results: walking, selecting and describing them. Pure.
+
+The vocabulary facts and selections are written in: a path into a result (``At`` and
+``Where`` steps take the task's values), the elements of a list or of an id-keyed dict,
+what kind of value a field holds, and when two values are alike (``near``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from ._spec import At, DictOf, Expr, Fmt, Join, Len, ListOf, Neg, Ref, Select, Update, Where
+
+__all__ = [
+    "EACH", "collect_values", "collection", "core", "enum_like", "listing", "near", "refs_in", "resolve",
+    "token_shape", "value_kind", "walk_exprs",
+]
+
+EACH = "*"  # in a fact's path: every element of a list (or value of an id-keyed dict)
+_CODE_LIKE = re.compile(  # "shipped", "on hold", "pending (item modified)", "IN_TRANSIT"
+    r"[a-z][a-z_-]*(?: \(?[a-z][a-z_-]*\)?){0,3}|[A-Z][A-Z_-]*(?: \(?[A-Z][A-Z_-]*\)?){0,3}"
+)
+_TITLE_WORD = re.compile(r"[A-Z][a-z]+")
+_ENUM_WORDS = re.compile(r"[a-z][a-z_-]*(?: \(?[a-z][a-z_-]*\)?){0,3}")  # a program's vocabulary
+_FIELD_NAME = re.compile(r"[A-Za-z_][A-Za-z_]*\d{0,2}")  # "status", "address1"; not "W123", "card_7815826"
+_MAX_NODES = 20_000  # per result; a result larger than this is guarded up to here
+_SMALL_INT = 9  # integers up to this are guarded by value (a severity, a tier), larger ones by sign
+
+
+def value_kind(v: Any) -> str:
+    """The JSON kind a ``has`` guard checks: str, number, bool, null, list or dict."""
+    if v is None:
+        return "null"
+    if type(v) is bool:
+        return "bool"
+    if type(v) in (int, float):
+        return "number"
+    if type(v) is str:
+        return "str"
+    if type(v) is list:
+        return "list"
+    return "dict"
+
+
+def refs_in(expr: Expr) -> Iterator[Ref]:
+    """Every reference inside an expression (a selection's list included)."""
+    return (e for e in walk_exprs(expr) if isinstance(e, Ref))
+
+
+def walk_exprs(expr: Expr) -> Iterator[Expr]:
+    """``expr`` and every expression inside it."""
+    yield expr
+    if isinstance(expr, Select):
+        yield expr.seq
+        yield from walk_exprs(expr.key)
+        for _field, also in expr.also:
+            yield from walk_exprs(also)
+    elif isinstance(expr, Update):
+        yield from walk_exprs(expr.base)
+        yield from walk_exprs(expr.change)
+    elif isinstance(expr, (Join, Len)):
+        yield expr.seq
+    elif isinstance(expr, Neg):
+        yield from walk_exprs(expr.value)
+    elif isinstance(expr, ListOf):
+        for item in expr.items:
+            yield from walk_exprs(item)
+    elif isinstance(expr, DictOf):
+        for _k, item in expr.items:
+            yield from walk_exprs(item)
+    elif isinstance(expr, Fmt):
+        for part in expr.parts:
+            if not isinstance(part, str):
+                yield from walk_exprs(part[0])
+
+
+def _at(value: Any, path: tuple[str | int, ...]) -> Any:
+    for key in path:
+        value = value[key]
+    return value
+
+
+def resolve(value: Any, path: tuple[Any, ...], params: dict[str, Any]) -> Any:
+    """``value`` at ``path``, where ``At`` and ``Where`` steps take the task's values from ``params``.
+
+    Raises ``KeyError`` (or ``IndexError``/``TypeError``) where the path is not there,
+    including a ``Where`` that does not find exactly one element.
+    """
+    for key in path:
+        if isinstance(key, At):
+            value = value[params[key.name]]
+        elif isinstance(key, Where):
+            want = params[key.name]
+            found = [e for e in value if type(e) is dict and key.field in e and _same_type(e[key.field], want) and e[key.field] == want]
+            if len(found) != 1:
+                raise KeyError(key)
+            value = found[0]
+        else:
+            value = value[key]
+    return value
+
+
+def _keyed(v: Any, params: list[tuple[str, Any]]) -> list[tuple[At | Where, Any]]:
+    """The parts of ``v`` a task value selects: a dict's value under a key the task says, the one
+    element of a list of records whose field equals a task value. First match per task value."""
+    out: list[tuple[At | Where, Any]] = []
+    for name, value in params:
+        if type(v) is dict and type(value) is str and value in v:
+            out.append((At(name), v[value]))
+        elif type(v) is list and v and all(type(e) is dict for e in v):
+            for f in sorted({k for e in v for k in e}):
+                found = [e for e in v if f in e and _same_type(e[f], value) and e[f] == value]
+                if len(found) == 1:
+                    out.append((Where(f, name), found[0]))
+                    break
+    return out
+
+
+def token_shape(v: Any) -> str:
+    """Letters, digits and punctuation of a value, runs collapsed: ``"carol.diaz"`` → ``"a.a"``."""
+    out: list[str] = []
+    for ch in str(v):
+        c = "9" if ch.isdigit() else "a" if ch.isalpha() else " " if ch.isspace() else ch
+        if not (out and out[-1] == c and c in "9a "):
+            out.append(c)
+    return "".join(out)
+
+
+_NUMERIC_TEXT = re.compile(r"-?\d+(?:\.\d+)?")
+_SHORT_CODE = re.compile(r"[A-Za-z]{1,2}\d{1,2}")  # a priority or tier: P1, L2, T3
+
+
+def _categorical(v: Any, element: bool = False) -> bool:
+    if v is None or type(v) is bool:
+        return True
+    if type(v) is not str or not v or len(v) > 32:
+        return False
+    if _SHORT_CODE.fullmatch(v):
+        return True
+    return _CODE_LIKE.fullmatch(v) is not None or (not element and _TITLE_WORD.fullmatch(v) is not None)
+
+
+def enum_like(v: Any) -> bool:
+    """Lowercase code words (``pending``, ``on hold``, ``awaiting_payment``): a program's vocabulary, not a name or a place."""
+    return type(v) is str and _ENUM_WORDS.fullmatch(v) is not None
+
+
+_LISTING_PIECE = re.compile(r"[^\s,;]{1,32}")
+
+
+def listing(text: str) -> list[str] | None:
+    """The items of text that lists codes (``"staff,vpn-users"``, ``"a; b"``), or None."""
+    if "," not in text and ";" not in text:
+        return None
+    pieces = [p.strip() for p in re.split(r"[,;]", text)]
+    return pieces if len(pieces) >= 2 and all(_LISTING_PIECE.fullmatch(p) for p in pieces) else None
+
+
+def collection(d: dict[str, Any]) -> bool:
+    """A dict keyed by data (ids, names) rather than by field names.
+
+    Its keys do not look like field names (``"vpn-users"``, ``"W123"``), or it holds two or
+    more records of one shape (``{"staff": {"since": ...}, "wiki": {"since": ...}}``).
+    """
+    if not d:
+        return False
+    if any(_FIELD_NAME.fullmatch(k) is None for k in d):
+        return True
+    records = list(d.values())
+    return len(records) >= 2 and all(type(r) is dict for r in records) and len({tuple(sorted(r)) for r in records}) == 1
+
+
+def _sort_key(v: Any) -> tuple[str, str]:
+    return (type(v).__name__, repr(v))
+
+
+def collect_values(value: Any, path: tuple[Any, ...]) -> list[Any]:
+    """The distinct scalar values at ``path`` (``EACH`` fans out over a list or dict), sorted.
+
+    Missing keys are skipped, so a value no element has is simply not in the list.
+
+    >>> collect_values({"devices": [{"on": True}, {"on": False}, {"on": True}]}, ("devices", "*", "on"))
+    [False, True]
+    """
+    level = [value]
+    for key in path:
+        nxt: list[Any] = []
+        for v in level:
+            if key == EACH and type(v) is list:
+                nxt.extend(v)
+            elif key == EACH and type(v) is dict:
+                nxt.extend(v[k] for k in sorted(v))
+            elif type(v) is dict and key in v:
+                nxt.append(v[key])
+            elif type(v) is list and type(key) is int and -len(v) <= key < len(v):
+                nxt.append(v[key])
+        level = nxt
+    out: dict[tuple[str, str], Any] = {}
+    for v in level:
+        if v is None or type(v) in (bool, int, float, str):
+            out.setdefault(_sort_key(v), v)
+    return [out[k] for k in sorted(out)]
+
+
+def _same_type(a: Any, b: Any) -> bool:
+    if type(a) is bool or type(b) is bool:
+        return False
+    return type(a) is type(b) or (type(a) in (int, float) and type(b) in (int, float))
+
+
+def core(text: str) -> str:
+    """A text without surrounding punctuation, lowercased: ``"#W123"`` → ``"w123"``."""
+    return re.sub(r"^[^\w]+|[^\w]+$", "", text).lower()
+
+
+def near(value: Any, items: Any) -> bool:
+    """Whether ``items`` holds ``value`` up to case, surrounding punctuation and type (``"6001"`` ~ ``6001``)."""
+    if not _scalar(value):
+        return False
+    if type(items) is str:
+        items = listing(items) or [items]
+    want = core(str(value))
+    return any(_scalar(e) and core(str(e)) == want for e in items)
+
+
+def _scalar(v: Any) -> bool:
+    return type(v) in (str, int, float)
+
+
+_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+_ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def _alike(a: Any, b: Any) -> bool:
+    """Texts that could be the same value in another world: both emails, both dates, or one kind of
+    characters and a similar number of words."""
+    if type(a) is not str or type(b) is not str:
+        return False
+    if any(p.fullmatch(a) and p.fullmatch(b) for p in (_EMAIL, _ISO_DATE)):
+        return True
+    if not _comparable(a, b):
+        return False
+    return abs(len(a.split()) - len(b.split())) <= 2 and (" " in a) == (" " in b)
+
+
+def _comparable(a: Any, b: Any) -> bool:
+    """Whether ``a`` could be ``b`` in another world: the same type, and for text the same
+    kind of characters (digits only, no digits, or both)."""
+    if not _same_type(a, b):
+        return False
+    if type(a) is not str:
+        return True
+
+    def coarse(text: str) -> tuple[bool, bool]:
+        return any(c.isdigit() for c in text), any(not c.isdigit() for c in text)
+
+    return coarse(a) == coarse(b)
+
+
+def _leaves(value: Any) -> list[Any]:
+    out: list[Any] = []
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if type(v) is dict:
+            stack.extend(v.values())
+        elif type(v) is list:
+            stack.extend(v)
+        else:
+            out.append(v)
+    return out
+
+
+def _number(v: Any) -> bool:
+    return type(v) in (int, float) and v == v
+
+
+def _get(value: Any, path: tuple[Any, ...], params: dict[str, Any] | None = None) -> Any:
+    try:
+        return resolve(value, path, params or {})
+    except (KeyError, IndexError, TypeError):
+        return None
