@@ -211,6 +211,11 @@ class _Renderer:
                     cond = f"({code}) == {_literal(inner.kind, observed)}"
                 why = f"{target} is as when learned, where {there}"
                 return f"require({absent} or {cond}, {why!r})"
+            case "chosen":  # a field of the element a predicate picked (the variant an exchange asks for)
+                select, field, learned = g.value
+                code = f"{self.expr(select)}[{field!r}]"
+                cond = f"{code} is {learned!r}" if learned is None or type(learned) is bool else f"{code} == {learned!r}"
+                return f"require({cond}, {f'{code} is {learned!r}, as when learned'!r})"
             case "unguarded":
                 distinct, runs = g.value
                 return f"# not guarded: {target} took {distinct} different values in {runs} runs that acted alike"
@@ -288,6 +293,8 @@ class _Renderer:
             return f"values({_target(var, g.path[:-1])}, {g.path[-1]!r})"
         if g.kind == "rank":
             return f"rank({target}, {g.value[0]!r}, {g.value[1]!r})"
+        if g.kind == "chosen":
+            return f"{self.expr(g.value[0])}[{g.value[1]!r}]"
         if g.kind == "same":
             return f"{target} == {_target(self.vars[g.value[0]], g.value[1])}"
         if g.kind == "textsign":

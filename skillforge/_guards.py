@@ -52,6 +52,7 @@ from ._values import (
     collect_values,
     collection,
     core,
+    evaluate,
     enum_like,
     listing,
     near,
@@ -451,6 +452,13 @@ def observe(g: Guard, result: Any, params: dict[str, Any], results: list[Any] | 
     only (a list empty in one run, with elements in another). Hashable; ``MISSING``
     where the path is not there.
     """
+    if g.kind == "chosen":  # a field of the element a predicate picked
+        select, field, _learned = g.value
+        try:
+            element = evaluate(select, results or [], params)
+        except (KeyError, IndexError, TypeError, ValueError):
+            return MISSING
+        return element[field] if type(element) is dict and field in element else MISSING
     if g.kind == "cmp":  # an amount (or date) against one read by call ``g.value[0]``
         call, lhs = g.value[:2]
         if results is None:

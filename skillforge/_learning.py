@@ -42,7 +42,7 @@ logger = logging.getLogger(__name__)
 __all__ = ["ATTRIBUTE_RUNS", "generalize", "ignores_data", "merge", "settle", "spec_from_runs", "widened"]
 
 ATTRIBUTE_RUNS = 5  # runs that acted alike, each with another value, before a text fact counts as an attribute
-_SWITCHES = frozenset({"opt", "eq", "member", "near", "equal", "values", "pin", "len", "sign", "textsign", "count", "size", "cmp", "same", "digits", "rank", "keys"})  # kept as sets of values
+_SWITCHES = frozenset({"chosen", "opt", "eq", "member", "near", "equal", "values", "pin", "len", "sign", "textsign", "count", "size", "cmp", "same", "digits", "rank", "keys"})  # kept as sets of values
 _OBSERVED = _SWITCHES | {"has"}  # facts that can be read off any run's results
 
 
@@ -537,6 +537,8 @@ def _as_guard(g: Guard, observed: Any) -> Guard:
         return Guard("cmp", g.path, (g.value[0], g.value[1], observed, *g.value[3:]))
     if g.kind == "rank":
         return Guard("rank", g.path, (g.value[0], g.value[1], observed))
+    if g.kind == "chosen":
+        return Guard("chosen", g.path, (g.value[0], g.value[1], observed))
     if g.kind == "same":
         return g if observed else Guard("differ", g.path, g.value)
     if g.kind in ("values", "pin", "eq", "len", "sign", "textsign", "count", "size", "has", "digits", "keys", "opt"):
@@ -550,7 +552,7 @@ def _fact_key(g: Guard) -> tuple[Any, ...]:
         return (g.kind, g.path, g.value[0])
     if g.kind == "cmp":
         return (g.kind, g.path, g.value[0], g.value[1], *g.value[3:])
-    if g.kind == "rank":
+    if g.kind in ("rank", "chosen"):
         return (g.kind, g.path, g.value[0], g.value[1])
     if g.kind == "same":
         return (g.kind, g.path, g.value)

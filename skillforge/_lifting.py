@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ._guards import derive_guards, rank
-from ._values import collection, refs_in, walk_exprs
-from ._spec import Const, DictOf, Expr, Fmt, Guard, Join, Len, ListOf, Neg, Param, Ref, Select, SkillSpec, Step
+from ._values import _categorical, collection, refs_in, walk_exprs
+from ._spec import Const, DictOf, Expr, Fmt, Guard, Join, Len, ListOf, Neg, Param, Ref, Select, SkillSpec, Step, Update
 from ._spans import TOKEN_END, TOKEN_START, TaskSpans
 from ._selecting import Selecting, _dig, _singular
 from ._template import CHOICE, SLOT_PATTERNS, Slot, TaskTemplate, _said, parse_mapping, shape_of
@@ -776,6 +776,16 @@ def lift(
                 size = Guard("size", e.seq.path, n)
                 if n == 2 and size not in guards[e.seq.call]:
                     guards[e.seq.call].append(size)
+    for (call, seq_path), (index, select) in sorted(lifter.selected.items(), key=repr):
+        if not isinstance(select.key, Update):
+            continue  # an element the task names by a value: its facts are derived like a result's
+        element = _dig(traj.calls[call].result, (*seq_path, index))  # picked by a predicate: what it was
+        chosen = Select(select.seq, select.field, select.key, (), select.also)
+        for field in sorted(element) if type(element) is dict else ():
+            if field != select.field and _categorical(element[field]):
+                fact = Guard("chosen", (), (chosen, field, element[field]))
+                if fact not in guards[call]:
+                    guards[call].append(fact)
     for call, pin in _positional_pins(traj, [a for _t, a in raw_steps], output):
         if pin not in guards[call]:
             guards[call].append(pin)

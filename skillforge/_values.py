@@ -11,10 +11,10 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from ._spec import At, DictOf, Expr, Fmt, Join, Len, ListOf, Neg, Ref, Select, Update, Where
+from ._spec import At, DictOf, Expr, Fmt, Join, Len, ListOf, Neg, Param, Ref, Select, Update, Where
 
 __all__ = [
-    "EACH", "collect_values", "collection", "core", "enum_like", "listing", "near", "refs_in", "resolve",
+    "EACH", "collect_values", "collection", "core", "enum_like", "evaluate", "listing", "near", "refs_in", "resolve",
     "token_shape", "value_kind", "walk_exprs",
 ]
 
@@ -74,6 +74,29 @@ def walk_exprs(expr: Expr) -> Iterator[Expr]:
         for part in expr.parts:
             if not isinstance(part, str):
                 yield from walk_exprs(part[0])
+
+
+def evaluate(expr: Expr, results: list[Any], params: dict[str, Any]) -> Any:
+    """The value of a selection-like expression in a run (its results and task values), as the
+    skill computes it; raises ``KeyError`` (or ``ValueError``) where the run has no such value."""
+    if isinstance(expr, Param):
+        return params[expr.name]
+    if isinstance(expr, Ref):
+        return _at(results[expr.call], expr.path)
+    if isinstance(expr, Update):
+        base, change = evaluate(expr.base, results, params), evaluate(expr.change, results, params)
+        if type(base) is not dict or type(change) is not dict:
+            raise ValueError("an update of something other than a dict")
+        return {**base, **change}
+    if isinstance(expr, Select):
+        seq = evaluate(expr.seq, results, params)
+        members = list(seq.values()) if type(seq) is dict else seq
+        wanted = [(expr.field, evaluate(expr.key, results, params)), *((f, evaluate(v, results, params)) for f, v in expr.also)]
+        found = [e for e in members if type(e) is dict and all(f in e and e[f] == v for f, v in wanted)]
+        if len(found) != 1:
+            raise KeyError(expr.field)
+        return _at(found[0], expr.rest)
+    raise ValueError(f"cannot evaluate {expr!r}")
 
 
 def _at(value: Any, path: tuple[str | int, ...]) -> Any:

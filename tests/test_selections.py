@@ -149,3 +149,12 @@ def test_variants_of_one_text_widen_to_fit_each_others_slots() -> None:
     assert both.bind("Return water bottle.") is None  # and case is part of the shape
     c = TaskTemplate("Return {item}.", [Slot("item", "digits", "str", None, "9")])
     assert widened(a, c) is None  # a number is not a name
+
+
+def test_the_element_a_predicate_picks_must_be_as_the_runs_saw_it() -> None:
+    a = exchange_run("1", [("Kettle", "k1")], 0, {"color": "blue"}, "k2", KETTLE)
+    spec, source = learn([a])
+    assert "['available'] is True" in source
+    gone = {**KETTLE, "k2": {**KETTLE["k2"], "available": False}}  # the variant asked for is sold out
+    sold_out = exchange_run("2", [("Kettle", "k1")], 0, {"color": "blue"}, "k2", gone)
+    assert prove_all(source, spec, [sold_out]) is not None  # an agent may refuse: the skill stops first
