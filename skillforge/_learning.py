@@ -370,7 +370,7 @@ def merge(specs: list[SkillSpec], runs: list[Trajectory]) -> SkillSpec | None:
             elif g.kind not in _SWITCHES:
                 logger.debug("runs not merged: a fact that is not switch-like varied: %r", g)
                 return None
-            elif _attribute_like(g, seen) or _named_by_task(g, seen, [run.task for run in runs]):
+            elif _attribute_like(g, seen):
                 kept[i].append(Guard("unguarded", g.path, (len(set(seen)), len(seen))))
             else:
                 varied.append((i, g, seen))
@@ -513,20 +513,6 @@ def _where_present(g: Guard, seen: list[Any], where: list[tuple[SkillSpec, Traje
         if not reached:
             return Guard("present", g.path, (_as_guard(g, values.pop()), m))
     return None
-
-
-def _named_by_task(g: Guard, seen: list[Any], tasks: list[str]) -> bool:
-    """A text value that each run's own task names ("Your name is Raj Davis": ``first_name`` is
-    'Raj'), another in at least two runs and new in at least half of them: which thing the task
-    is about, as the task says it, not what to do. Lowercase code words are never that."""
-    distinct = len(set(seen))
-    return (
-        g.kind == "eq"
-        and distinct >= 2
-        and 2 * distinct >= len(seen)
-        and all(type(v) is str and len(v) >= 2 and not enum_like(v) for v in seen)
-        and all(re.search(rf"(?<!\w){re.escape(v)}(?!\w)", task, re.IGNORECASE) for v, task in zip(seen, tasks, strict=True))
-    )
 
 
 def _as_guard(g: Guard, observed: Any) -> Guard:

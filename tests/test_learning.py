@@ -335,25 +335,17 @@ def test_records_of_one_kind_that_share_fields_stay_guarded() -> None:
     assert prove_all(source, spec, [odd]) is not None
 
 
-def test_a_value_each_task_names_is_not_guarded_after_two_runs() -> None:
+def test_a_value_each_task_names_stays_guarded_until_many_runs_show_it_an_attribute() -> None:
     a = run("1", {"customer": "Raj"}, task="I am Raj Davis. Refund order #1")
     b = run("2", {"customer": "Mia"}, task="I am Mia Li. Refund order #2")
     template = TaskTemplate("I am {_2}. Refund order #{order_id}", [Slot("order_id", "digits", "str", None, "9"), Slot("_2", "ignored", "str", None, "Aa Aa")])
     spec = spec_from_runs([a, b], name="refund_order", template=template)
     assert not isinstance(spec, Rejected)
     source = render_skill(spec)
-    assert "# not guarded: order['customer'] took 2 different values in 2 runs" in source
-    c = run("3", {"customer": "Ola"}, task="I am Ola Berg. Refund order #3")
-    assert prove_all(source, spec, [c]) is None
-
-
-def test_a_value_the_tasks_do_not_name_needs_more_runs() -> None:
-    a = run("1", {"customer": "Raj"}, task="I am Ann. Refund order #1")
-    b = run("2", {"customer": "Mia"}, task="I am Bob. Refund order #2")
-    template = TaskTemplate("I am {_2}. Refund order #{order_id}", [Slot("order_id", "digits", "str", None, "9"), Slot("_2", "ignored", "str", None, "Aa")])
-    spec = spec_from_runs([a, b], name="refund_order", template=template)
-    assert not isinstance(spec, Rejected)
-    assert "order['customer'] in ('Mia', 'Raj')" in render_skill(spec)
+    # the task naming the customer is no evidence the name does not matter: an agent may check it
+    assert "order['customer'] in ('Mia', 'Raj')" in source
+    c = run("3", {"customer": "Ann"}, task="I am Ola Berg. Refund order #3")
+    assert prove_all(source, spec, [c]) is not None
 
 
 def test_a_list_the_task_names_element_by_element_is_lifted_from_the_task_not_from_a_result() -> None:

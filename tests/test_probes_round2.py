@@ -281,12 +281,40 @@ def test_r22_holds_empty_then_not(tmp_path: Path) -> None:
     check(forge, "Refund delivered order #6", world("6", chargeback="opened 2024-05-02"))
 
 
+# -- R23. the name the customer gives is not the order's customer's (the agent checks; a name the --
+# task says is an attribute after two runs, so the skill does not)
+
+def test_r23_a_name_that_is_not_the_order_owners(tmp_path: Path) -> None:
+    def world(order_id: str, customer: str, first: str) -> dict[str, Any]:
+        return {"orders": {order_id: {"customer_id": customer, "status": "pending"}},
+                "customers": {customer: {"first_name": first, "orders": [order_id]}}}
+
+    forge = forge_for(tmp_path)
+    learn(forge, "I am Raj Davis. Cancel order #5.", world("5", "C-1", "Raj"))
+    learn(forge, "I am Mia Lopez. Cancel order #6.", world("6", "C-2", "Mia"))
+    check(forge, "I am Ola Berg. Cancel order #7.", world("7", "C-3", "Ann"))  # not hers: the agent refuses
+
+
+# -- R24. the same after five customers: five first names are five values of an attribute ---------
+
+def test_r24_a_name_that_is_not_the_order_owners_after_five_customers(tmp_path: Path) -> None:
+    def world(order_id: str, customer: str, first: str) -> dict[str, Any]:
+        return {"orders": {order_id: {"customer_id": customer, "status": "pending"}},
+                "customers": {customer: {"first_name": first, "orders": [order_id]}}}
+
+    forge = forge_for(tmp_path)
+    for i, (first, last) in enumerate([("Raj", "Davis"), ("Mia", "Lopez"), ("Eve", "Stone"), ("Lin", "Park"), ("Tom", "Reyes")]):
+        learn(forge, f"I am {first} {last}. Cancel order #{i + 5}.", world(str(i + 5), f"C-{i}", first))
+    check(forge, "I am Ola Berg. Cancel order #20.", world("20", "C-9", "Ann"))  # not hers: the agent refuses
+
+
 # -- open findings ---------------------------------------------------------------------------------
 # Probes that still replay wrongly, each with what the learner is missing. Strict: a fix that
 # makes one pass fails the suite until its line is removed here, so the list stays true.
 OPEN = {
     "test_r06_a_blocking_tag_among_the_orders_tags": "a list of plain codes is guarded for emptiness and task values only, not for which codes it holds",
     "test_r12_the_only_item_was_already_returned": "statuses over a list's elements are guarded only where they repeat (a one-element list shows none)",
+    "test_r24_a_name_that_is_not_the_order_owners_after_five_customers": "a name that took five values is an attribute; that it is the name the task gives is not checked (the skill does not see ignored text)",
 }
 for _name, _why in OPEN.items():
     globals()[_name] = pytest.mark.xfail(strict=True, reason=_why)(globals()[_name])

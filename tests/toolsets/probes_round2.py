@@ -216,6 +216,17 @@ def probe_agent(t: dict[str, Any]):
             tools.refund(order_id=order_id, amount=order["total"])
             return f"Refunded ${order['total']:.2f} for order {order_id}."
 
+        # R23: a customer who names themselves is checked against the order's customer
+        m = re.match(r"I am ([A-Z][a-z]+) ([A-Z][a-z]+)\. Cancel order #(\d+)\.?$", task)
+        if m:
+            first, order_id = m.group(1), m.group(3)
+            order = tools.get_order(order_id=order_id)
+            owner = tools.get_customer(customer_id=order["customer_id"])
+            if owner["first_name"] != first:
+                return f"Order {order_id} is not yours, so I cannot cancel it."
+            tools.cancel_order(order_id=order_id)
+            return f"Cancelled order {order_id}."
+
         # R02 / R18: cancel unless it has already left the warehouse
         m = re.match(r"Cancel order #(\d+)\.?$", task)
         if m:
