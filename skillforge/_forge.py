@@ -374,11 +374,11 @@ class Forge(Learning):
         with self.library.lock():
             self._sync_disk()
             path = self.library.path_for(name)
-            doomed = set(read_skill_file(path).runs) if path.is_file() else set()
+            doomed = set(read_skill_file(path, self.cache).runs) if path.is_file() else set()
             path.unlink(missing_ok=True)
             for other in self.library.paths():
                 try:
-                    doomed -= set(read_skill_file(other).runs)
+                    doomed -= set(read_skill_file(other, self.cache).runs)
                 except SkillFileError:
                     continue
             for run_hash in doomed:

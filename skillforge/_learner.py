@@ -10,11 +10,11 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
-from ._codegen import render_skill
+from ._codegen import render_skill, skill_meta
 from ._compile import Compiled, Rejected, admit, admit_file, prove_all
 from ._exceptions import SkillFileError
 from ._learning import generalize, ignores_data, spec_from_runs, widened
-from ._library import SkillFile, read_skill_file
+from ._library import MetaCache, SkillFile, content_key, skill_from
 from ._lifting import lift
 from ._spec import SkillSpec
 from ._template import TaskTemplate
@@ -42,6 +42,7 @@ class Learning:
     """The learning half of a ``Forge`` (a mixin: it uses the forge's library, index and policy)."""
 
     library: Library
+    cache: MetaCache
     importable_skills: bool
     _seen: dict[Any, tuple[int, int]]
     _synced: bool
@@ -265,7 +266,9 @@ class Learning:
 
     def _write(self, spec: SkillSpec, source: str, runs: list[Trajectory]) -> Compiled:
         path = self.library.write(spec.name, source, runs, package=self.importable_skills)
-        skill = read_skill_file(path)
+        meta = skill_meta(spec)  # just rendered: known, no need to parse it back
+        skill = skill_from(path, source, meta)
+        self.cache.put(content_key(source), meta)
         self._index().add(skill)
         st = path.stat()
         self._seen[path] = (st.st_mtime_ns, st.st_size)

@@ -27,7 +27,7 @@ from ._exceptions import SkillFileError
 from ._template import Slot, TaskTemplate, shape_of
 from ._trajectory import ToolRef, Trajectory
 
-__all__ = ["Library", "MetaCache", "SkillFile", "read_skill_file"]
+__all__ = ["Library", "MetaCache", "SkillFile", "content_key", "read_skill_file", "skill_from"]
 
 logger = logging.getLogger(__name__)
 
@@ -106,7 +106,8 @@ def _slot(meta: dict[str, Any]) -> Slot:
 _SHAPED_BY_EXAMPLE = frozenset({"digits", "id", "word", "text"})
 
 
-def _skill_from(path: Path, source: str, meta: dict[str, Any]) -> SkillFile:
+def skill_from(path: Path, source: str, meta: dict[str, Any]) -> SkillFile:
+    """A skill file from its text and its ``SKILL`` literal (read from the text, or known from the spec that rendered it)."""
     try:
         name = meta["name"]
         slots = [_slot(s) for s in meta["slots"]]
@@ -133,6 +134,11 @@ def _skill_from(path: Path, source: str, meta: dict[str, Any]) -> SkillFile:
     )
 
 
+def content_key(source: str) -> str:
+    """What the metadata cache knows a file's text by."""
+    return hashlib.sha256(source.encode("utf-8")).hexdigest()
+
+
 def read_skill_file(path: Path, cache: MetaCache | None = None) -> SkillFile:
     """Parse one skill file; ``SkillFileError`` says what is wrong with it.
 
@@ -143,13 +149,13 @@ def read_skill_file(path: Path, cache: MetaCache | None = None) -> SkillFile:
     except (OSError, UnicodeDecodeError) as e:
         raise SkillFileError(str(path), f"cannot read it ({e})") from e
     if cache is None:
-        return _skill_from(path, source, _parse_meta(path, source))
-    key = hashlib.sha256(source.encode("utf-8")).hexdigest()
+        return skill_from(path, source, _parse_meta(path, source))
+    key = content_key(source)
     meta = cache.get(key)
     if meta is None:
         meta = _parse_meta(path, source)
         cache.put(key, meta)
-    return _skill_from(path, source, meta)
+    return skill_from(path, source, meta)
 
 
 class MetaCache:

@@ -145,3 +145,19 @@ def test_paths_through_the_part_a_task_value_selects_render_as_code() -> None:
         _target("order", ("items", Where("name", "item_name"), "parts", EACH, "ok"))
         == "values(pick(order['items'], 'name', item_name), 'parts', '*', 'ok')"
     )
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_the_metadata_a_learner_keeps_is_what_reading_the_file_gives(case: str, tmp_path: Path) -> None:
+    from skillforge._codegen import skill_meta
+    from skillforge._library import skill_from
+
+    traj = Trajectory.from_json((GOLDEN / case / "run.json").read_text())
+    verdict = compile_run(traj)
+    assert isinstance(verdict, Compiled), verdict
+    path = tmp_path / f"{verdict.spec.name}.py"
+    path.write_text(verdict.source)
+    read = read_skill_file(path)
+    kept = skill_from(path, verdict.source, skill_meta(verdict.spec))  # what the learner indexes without parsing
+    assert kept.meta == read.meta and kept.template.text == read.template.text and kept.template.slots == read.template.slots
+    assert (kept.tools, kept.runs, kept.content_hash, kept.recorded_hash) == (read.tools, read.runs, read.content_hash, read.recorded_hash)
