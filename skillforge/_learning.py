@@ -31,11 +31,11 @@ import re
 from typing import Any
 
 from ._guards import MISSING, observe
-from ._values import EACH, enum_like, resolve
 from ._lifting import Rejected, Site, expr_at, lift
 from ._spec import Expr, Guard, SkillSpec, Step, Where
 from ._template import CHOICE, IGNORED, NEGATION, Slot, TaskTemplate, choices, shape_of, union_shape
 from ._trajectory import Trajectory
+from ._values import EACH, enum_like, resolve
 
 logger = logging.getLogger(__name__)
 

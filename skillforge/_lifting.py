@@ -26,13 +26,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from ._guards import derive_guards, rank
-from ._values import _categorical, collection, refs_in, walk_exprs
-from ._spec import Const, DictOf, Expr, Fmt, Guard, Join, Len, ListOf, Neg, Param, Ref, Select, SkillSpec, Step, Update
-from ._spans import TOKEN_END, TOKEN_START, TaskSpans
 from ._selecting import Selecting, _dig, _singular
+from ._spans import TOKEN_END, TOKEN_START, TaskSpans
+from ._spec import Const, DictOf, Expr, Fmt, Guard, Join, Len, ListOf, Neg, Param, Ref, Select, SkillSpec, Step, Update
 from ._template import CHOICE, SLOT_PATTERNS, Slot, TaskTemplate, _said, parse_mapping, shape_of
-
 from ._trajectory import Trajectory, canonical_json
+from ._values import _categorical, collection, refs_in, walk_exprs
 
 __all__ = ["Rejected", "Site", "discover_template", "expr_at", "lift", "skill_name"]
 
