@@ -128,3 +128,17 @@ def test_cli_prints_the_table_and_exits_zero(capsys: pytest.CaptureFixture[str],
     out = capsys.readouterr().out
     assert "seed" in out and "mean" in out and "ceiling" in out
     assert report.exists()
+
+
+def test_single_item_exchanges_bind_one_template_and_never_end_wrong() -> None:
+    """Exchanges of one item, customers found by email: the item and the variant asked for are picked by
+    what the task says (name, options, the change), so every later exchange binds a learned skill."""
+    users = tools.vendored()["users"]
+    exchanges = [t for t in load_tasks("train") if [a.name for a in t.writes] == ["exchange_delivered_order_items"]
+                 and len(t.writes[0].kwargs["item_ids"]) == 1 and users[t.user_id]["email"] in t.instruction][:24]
+    r = run_seed(exchanges, seed=0, k=14, n=10)
+    _check_counts(r, 14, 10)
+    served = r.sources("serve")
+    assert served["agent"] == 0 and served["skill"] >= 1  # each bound a skill; guards decided the rest
+    assert all(o.handover for o in r.phase("serve") if o.source == "skill+agent")
+    assert r.skill_files <= 3
