@@ -58,39 +58,32 @@ def _percentiles(samples: list[float]) -> tuple[float, float]:
     return statistics.median(samples), samples[int(0.95 * (len(samples) - 1))]
 
 
-def hot(n: int, queries: int) -> tuple[float, float]:
+def _lookups(n: int, queries: int, *, free: bool) -> tuple[float, float]:
+    """(p50 us, p95 us) of finding each of ``queries`` skills among ``n`` in a ``HotIndex``: by
+    shape key (typed slots) or by literal words (free-text slots, what a Forge tries before Chroma)."""
     index = HotIndex()
-    skills = synthetic(n, free=False)
+    skills = synthetic(n, free=free)
     for s in skills:
         index.add(s)
+    find = index.find_free if free else index.find
     rng = random.Random(n)
     tasks = [(s, _fill(s, rng)) for s in rng.sample(skills, min(queries, n))]
     samples = []
     for skill, task in tasks * 5:
         t0 = time.perf_counter_ns()
-        found = index.find(task)
+        found = find(task)
         samples.append((time.perf_counter_ns() - t0) / 1000)
         if not found or found[0].skill is not skill:
-            raise RuntimeError(f"hot path missed {task!r}")
+            raise RuntimeError(f"{'word index' if free else 'hot path'} missed {task!r}")
     return _percentiles(samples)
+
+
+def hot(n: int, queries: int) -> tuple[float, float]:
+    return _lookups(n, queries, free=False)
 
 
 def words(n: int, queries: int) -> tuple[float, float]:
-    """The word index for free-text templates (what a Forge tries before Chroma): (p50 us, p95 us)."""
-    index = HotIndex()
-    skills = synthetic(n, free=True)
-    for s in skills:
-        index.add(s)
-    rng = random.Random(n)
-    tasks = [(s, _fill(s, rng)) for s in rng.sample(skills, min(queries, n))]
-    samples = []
-    for skill, task in tasks * 5:
-        t0 = time.perf_counter_ns()
-        found = index.find_free(task)
-        samples.append((time.perf_counter_ns() - t0) / 1000)
-        if not found or found[0].skill is not skill:
-            raise RuntimeError(f"word index missed {task!r}")
-    return _percentiles(samples)
+    return _lookups(n, queries, free=True)
 
 
 def semantic(index: SemanticIndex, skills: list[Any], queries: int) -> tuple[float, float, float]:

@@ -9,8 +9,8 @@ template is the proof.
 
 from __future__ import annotations
 
-import logging
 import itertools
+import logging
 import re
 import zlib
 from dataclasses import dataclass
@@ -65,7 +65,7 @@ class HotIndex:
     def __init__(self) -> None:
         self.by_key: dict[str, list[Any]] = {}
         self.free: dict[str, Any] = {}  # name → skill, for templates with free-text slots
-        self.by_word: dict[str, list[Any]] = {}  # a free template under the rarest of its literal words
+        self.by_word: dict[str, list[Any]] = {}  # a free template under its two longest literal words
         self._word_of: dict[str, str] = {}
         self.by_name: dict[str, Any] = {}
         self.by_template: dict[str, list[Any]] = {}  # variants: skills that share a template

@@ -31,7 +31,7 @@ from ._spans import TOKEN_END, TOKEN_START, TaskSpans
 from ._spec import Const, DictOf, Expr, Fmt, Guard, Join, Len, ListOf, Neg, Param, Ref, Select, SkillSpec, Step, Update
 from ._template import CHOICE, SLOT_PATTERNS, Slot, TaskTemplate, _said, parse_mapping, shape_of
 from ._trajectory import Trajectory, canonical_json
-from ._values import _categorical, collection, refs_in, walk_exprs
+from ._values import _categorical, _leaves, collection, refs_in, walk_exprs
 
 __all__ = ["Rejected", "Site", "discover_template", "expr_at", "lift", "skill_name"]
 
@@ -326,16 +326,7 @@ class _Lifter(Selecting):
 
     def _echo(self, call: int, value: Any) -> bool:
         """Whether ``value`` is among the arguments of ``call`` (any depth)."""
-        stack: list[Any] = [self.traj.calls[call].args]
-        while stack:
-            v = stack.pop()
-            if type(v) is dict:
-                stack.extend(v.values())
-            elif type(v) is list:
-                stack.extend(v)
-            elif type(v) is type(value) and v == value:
-                return True
-        return False
+        return any(type(v) is type(value) and v == value for v in _leaves(self.traj.calls[call].args))
 
     def _deref(self, ref: Ref) -> Any:
         value = self.results[ref.call]

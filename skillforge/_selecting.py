@@ -133,7 +133,6 @@ class Selecting:
                 if type(v) is dict:
                     if (
                         set(v) == set(target) and all(v[k] == target[k] for k in target if k not in change)
-                        and (v != target or not change)  # a change that changes nothing is said as {}
                         and not (call == inside[0] and path[: len(inside[1])] == inside[1])
                     ):
                         found.append((call, len(path), path))

@@ -396,3 +396,19 @@ def test_facts_of_the_element_a_task_value_selects_hold_where_that_element_is_th
     refunded = paid("3", "card_4", [{"method": "card_4", "kind": "refund"}])  # there, but not what runs saw
     assert prove_all(source, spec, [refunded]) is not None
     assert prove_all(source, spec, [paid("4", "card_5", [{"method": "card_5", "kind": "payment"}])]) is None
+
+
+def test_a_number_that_took_a_small_and_a_large_value_is_an_amount_not_a_switch() -> None:
+    spec, source = learn([run("1", {"qty": 3}), run("2", {"qty": 46})])
+    assert not isinstance(spec, Rejected)
+    body = source.split("def refund_order", 1)[1]
+    assert "order['qty'] in" not in body and "order['qty'] == 3" not in body  # not pinned to the values seen
+    assert "order['qty'] > 0" in body  # its sign still is
+    assert prove_all(source, spec, [run("3", {"qty": 12})]) is None
+    assert prove_all(source, spec, [run("4", {"qty": -2})]) is not None
+
+
+def test_cities_that_recur_among_many_runs_are_still_an_attribute() -> None:
+    cities = ["Berlin", "Paris", "Lima", "Oslo", "Quito"] * 2 + ["Lima", "Oslo"]  # five values in twelve runs
+    _spec, source = learn([run(str(i), {"city": c}) for i, c in enumerate(cities, 1)])
+    assert "# not guarded: order['city'] took 5 different values in 12 runs" in source

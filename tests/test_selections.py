@@ -158,3 +158,24 @@ def test_the_element_a_predicate_picks_must_be_as_the_runs_saw_it() -> None:
     gone = {**KETTLE, "k2": {**KETTLE["k2"], "available": False}}  # the variant asked for is sold out
     sold_out = exchange_run("2", [("Kettle", "k1")], 0, {"color": "blue"}, "k2", gone)
     assert prove_all(source, spec, [sold_out]) is not None  # an agent may refuse: the skill stops first
+
+
+def test_a_change_to_one_of_several_items_the_run_did_not_pick_is_not_a_predicate() -> None:
+    """The write names only the new item; both shelves fit "the old item's options, height changed",
+    and nothing the run did says which one was meant: no base is guessed (by position or otherwise)."""
+    tools = {**TOOLS, "swap": ToolRef(module="shop", qualname="swap", params=("order_id", "new_item_id"))}
+    catalogue = variants("b", {"height": "3 ft", "color": "white"}, {"height": "5 ft", "color": "white"},
+                         {"height": "6 ft", "color": "white"})
+    order = {"id": "1", "items": [{"name": "Shelf", "item_id": "b1", "options": catalogue["b1"]["options"]},
+                                  {"name": "Shelf", "item_id": "b2", "options": catalogue["b2"]["options"]}]}
+    traj = Trajectory(
+        task="For #1, swap a shelf to {'height': '6 ft'}.",
+        calls=[
+            Call(tool="get_order", args={"order_id": "1"}, result=order),
+            Call(tool="get_product", args={"product_id": "p"}, result={"variants": catalogue}),
+            Call(tool="swap", args={"order_id": "1", "new_item_id": "b3"}, result={"ok": True}),
+        ],
+        outcome=Outcome(ok=True, output="Done."), tools=tools,
+    )
+    _spec, source = learn([traj])
+    assert "updated(" not in source
