@@ -28,10 +28,12 @@ from __future__ import annotations
 import difflib
 import logging
 import re
+from collections.abc import Callable
 from typing import Any
 
 from ._guards import MISSING, observe
 from ._lifting import Rejected, Site, expr_at, lift
+from ._relevance import acted_on
 from ._spec import Expr, Guard, SkillSpec, Step, Where
 from ._template import CHOICE, IGNORED, NEGATION, Slot, TaskTemplate, choices, shape_of, union_shape
 from ._trajectory import Trajectory
@@ -377,7 +379,7 @@ def merge(specs: list[SkillSpec], runs: list[Trajectory]) -> SkillSpec | None:
     for slot in first.slots:  # texts a choice said are facts too: never combined with other facts no run showed with them
         if slot.kind == CHOICE and varied and len({tuple(_said_texts(spec, slot.name)) for spec in specs}) > 1:
             return None
-    _combine(kept, varied, len(specs))
+    _combine(kept, varied, len(specs), acted_on(first))
     steps = tuple(
         Step(tool=s.tool, args=s.args, var=s.var, guards=tuple(kept[i]), pre=s.pre, post=s.post)
         for i, s in enumerate(first.steps)
@@ -407,32 +409,37 @@ def _said_texts(spec: SkillSpec, name: str) -> list[str]:
     return choices(slot)
 
 
-def _combine(kept: list[list[Guard]], varied: list[tuple[int, Guard, list[Any]]], n_runs: int) -> None:
-    """Guards for the facts that varied: each on its own where the runs showed every combination, else jointly.
+def _combine(
+    kept: list[list[Guard]], varied: list[tuple[int, Guard, list[Any]]], n_runs: int, core: Callable[[int, Guard], bool]
+) -> None:
+    """Guards for the facts that varied: each on its own where the runs showed every combination
+    (and context facts always, see ``_relevance``), else jointly.
 
-    At each step, the facts known so far (its own and earlier steps') are checked
-    together, so an unseen combination stops the skill at the first read that shows it.
+    At each step, the facts about what the runs act on known so far (its own and earlier
+    steps') are checked together, so an unseen combination stops the skill at the first
+    read that shows it.
     """
+    joint = [v for v in varied if core(v[0], v[1])]
     for i in range(len(kept)):
-        here = [v for v in varied if v[0] == i]
-        if not here:
-            continue
-        upto = [v for v in varied if v[0] <= i]
+        here = [v for v in joint if v[0] == i]
+        upto = [v for v in joint if v[0] <= i]
         combos = sorted({tuple(v[2][r] for v in upto) for r in range(n_runs)}, key=repr)
         full = 1
         for v in upto:
             full *= len(set(v[2]))
-        if len(combos) == full:  # every combination was seen: each fact on its own
-            for call, g, seen in here:
-                allowed = sorted(set(seen), key=repr)
-                if len(allowed) == len(_DOMAINS.get(g.kind, ())) or allowed == [False, True]:
-                    continue  # every value the fact can take: it tells nothing apart
-                if g.kind == "eq":
-                    kept[i].append(Guard("eq", g.path, allowed[0] if len(allowed) == 1 else tuple(allowed)))
-                else:
-                    kept[i].append(Guard("combo", (), (((call, g),), tuple((a,) for a in allowed))))
-        else:
+        alone = [v for v in varied if v[0] == i and not core(v[0], v[1])]
+        if here and len(combos) < full:
             kept[i].append(Guard("combo", (), (tuple((c, g) for c, g, _s in upto), tuple(combos))))
+        else:
+            alone += here  # every combination was seen: each fact on its own
+        for call, g, seen in sorted(alone, key=lambda v: varied.index(v)):
+            allowed = sorted(set(seen), key=repr)
+            if len(allowed) == len(_DOMAINS.get(g.kind, ())) or allowed == [False, True]:
+                continue  # every value the fact can take: it tells nothing apart
+            if g.kind == "eq":
+                kept[i].append(Guard("eq", g.path, allowed[0] if len(allowed) == 1 else tuple(allowed)))
+            else:
+                kept[i].append(Guard("combo", (), (((call, g),), tuple((a,) for a in allowed))))
 
 
 _DOMAINS: dict[str, tuple[Any, ...]] = {
