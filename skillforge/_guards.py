@@ -93,6 +93,8 @@ class _Facts:
         if _categorical(v):
             if not self._known(v):
                 self.out.append(Guard("eq", path, v))
+            elif not any(_same_type(v, e) and v == e for e in self.echoes):  # a name the task says, read back
+                self.out.extend(Guard("equal", path, (n, True)) for n, p in self.params if _same_type(v, p) and v == p)
             return
         t = type(v)
         if t in (int, float):

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from ._codegen import render_skill, skill_meta
 from ._compile import Compiled, Rejected, admit, admit_file, prove_all
 from ._exceptions import SkillFileError
-from ._learning import generalize, ignores_data, spec_from_runs, widened
+from ._learning import generalize, ignores_data, named, spec_from_runs, widened
 from ._library import MetaCache, SkillFile, content_key, skill_from
 from ._lifting import lift
 from ._spec import SkillSpec
@@ -141,7 +141,8 @@ class Learning:
             return None
         template = existing.template
         if template.bind(traj.task) is None:
-            template = widened(existing.template, mine) or generalize(existing.template, mine) or existing.template
+            wider = generalize(existing.template, mine)
+            template = widened(existing.template, mine) or (named(wider, [traj]) if wider else existing.template)
         return self._from_runs([*runs, traj], existing.name, template)
 
     def _from_runs(
@@ -175,6 +176,7 @@ class Learning:
             for v in family[1:]:  # the variants' slots, widened to fit each other's texts
                 common = widened(common, v.template) if common is not None else None
             template = generalize(common, mine) if common is not None else None
+            template = named(template, [traj]) if template is not None else None
             if template is None or ignores_data(template, [traj]):
                 continue
             absorbed: list[SkillFile] = []

@@ -6,7 +6,7 @@ from typing import Any
 
 from skillforge._codegen import render_skill
 from skillforge._compile import prove_all
-from skillforge._learning import ATTRIBUTE_RUNS, generalize, spec_from_runs
+from skillforge._learning import ATTRIBUTE_RUNS, generalize, named, spec_from_runs
 from skillforge._lifting import Rejected, discover_template
 from skillforge._template import Slot, TaskTemplate
 from skillforge._trajectory import Call, Outcome, ToolRef, Trajectory
@@ -412,3 +412,35 @@ def test_cities_that_recur_among_many_runs_are_still_an_attribute() -> None:
     cities = ["Berlin", "Paris", "Lima", "Oslo", "Quito"] * 2 + ["Lima", "Oslo"]  # five values in twelve runs
     _spec, source = learn([run(str(i), {"city": c}) for i, c in enumerate(cities, 1)])
     assert "# not guarded: order['city'] took 5 different values in 12 runs" in source
+
+
+def test_ignored_words_that_say_a_name_the_run_read_become_a_slot_checked_against_it() -> None:
+    a = run("1", {"customer": {"first_name": "Raj"}}, task="I am Raj Davis. Refund order #1")
+    b = run("2", {"customer": {"first_name": "Mia"}}, task="I am Mia Li. Refund order #2")
+    template = TaskTemplate("I am {_2}. Refund order #{order_id}", [Slot("order_id", "digits", "str", None, "9"), Slot("_2", "ignored", "str", None, "Aa Aa")])
+    wider = named(template, [a, b])
+    assert wider.text == "I am {first_name} {_2}. Refund order #{order_id}"  # the last name is read nowhere: still ignored
+    assert [(s.name, s.kind, s.shape) for s in wider.slots][1:] == [("first_name", "word", "Aa"), ("_2", "ignored", "Aa")]
+    spec = spec_from_runs([a, b], name="refund_order", template=wider)
+    assert not isinstance(spec, Rejected)
+    source = render_skill(spec)
+    assert "require(order['customer']['first_name'] == first_name" in source
+    c = run("3", {"customer": {"first_name": "Ann"}}, task="I am Ola Berg. Refund order #3")  # not the customer's name
+    assert prove_all(source, spec, [c]) is not None
+    # a later run whose text differs elsewhere still anti-unifies: the name slots are ignored text again, then cut
+    d = run("4", {"customer": {"first_name": "Ann"}}, task="Hi, I am Ann Marie Berg. Refund order #4")
+    wider_d = generalize(wider, discover_template(d))
+    assert wider_d is not None and wider_d.text == "{_1}I am {_2}. Refund order #{order_id}"
+    assert named(wider_d, [d]).text == "{_1}I am {first_name} {_2}. Refund order #{order_id}"
+
+
+def test_ignored_words_that_say_nothing_read_or_cut_differently_stay_ignored() -> None:
+    template = TaskTemplate("I am {_2}. Refund order #{order_id}", [Slot("order_id", "digits", "str", None, "9"), Slot("_2", "ignored", "str", None, "Aa Aa")])
+    a = run("1", {"customer": {"first_name": "Eve"}}, task="I am Raj Davis. Refund order #1")
+    b = run("2", {"customer": {"first_name": "Ann"}}, task="I am Mia Li. Refund order #2")
+    assert named(template, [a, b]) is template  # no word is a value read
+    c = run("3", {"customer": {"first_name": "Raj"}}, task="I am Raj Davis. Refund order #3")
+    d = run("4", {"customer": {"last_name": "Li"}}, task="I am Mia Li. Refund order #4")
+    assert named(template, [c, d]) is template  # one run names the first word, the other the second
+    e = run("5", {"customer": {"status": "pending"}}, task="I am Pending Davis. Refund order #5")
+    assert named(template, [e]) is template  # a status word read is a program's vocabulary, not a name
