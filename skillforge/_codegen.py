@@ -18,7 +18,7 @@ from typing import Any
 import jinja2
 
 from ._values import EACH, walk_exprs
-from ._spec import At, Const, DictOf, Expr, Fmt, Guard, Join, Len, ListOf, Neg, Param, Ref, Select, SkillSpec, Update, Where
+from ._spec import At, Const, DictOf, Each, Expr, Fmt, Guard, Join, Len, ListOf, Neg, Param, Ref, Select, SkillSpec, Update, Where
 from ._template import UNUSED
 from ._version import __version__
 
@@ -69,6 +69,9 @@ def _doc_text(text: str) -> str:
     return body
 
 
+_SIGN_OPS = {"positive": "> 0", "zero": "== 0", "negative": "< 0"}
+
+
 class _Renderer:
     def __init__(self, spec: SkillSpec) -> None:
         self.spec = spec
@@ -97,6 +100,8 @@ class _Renderer:
                 return f"-{self.expr(value)}"
             case Len(seq):
                 return f"len({self.expr(seq)})"
+            case Each(seq, var, body):
+                return f"[{self.expr(body)} for {var} in {self.expr(seq)}]"
             case Join(seq, sep, path, sort):
                 inside = "".join(f", {k!r}" for k in path)
                 return f"join({self.expr(seq)}, {sep!r}{inside}{', sort=True' if sort else ''})"
@@ -202,21 +207,21 @@ class _Renderer:
                     absent, there = f"{step.name} not in values({parent}, '*', {step.field!r})", f"{step.name} is in it"
                 else:
                     absent, there = f"{step!r} not in {parent}", f"{parent} has {step!r}"
-                code = self.fact_code_of(var, inner)
-                observed = {"equal": 1, "member": 1, "near": 1, "cmp": 2}.get(inner.kind)
-                observed = inner.value if observed is None else inner.value[observed]
-                if type(observed) is bool:
-                    cond = code if observed else f"not ({code})"
-                else:
-                    cond = f"({code}) == {_literal(inner.kind, observed)}"
                 why = f"{target} is as when learned, where {there}"
-                return f"require({absent} or {cond}, {why!r})"
+                return f"require({absent} or {self.holds(var, inner)}, {why!r})"
+            case "each":  # a fact every item of a list the task gives has
+                listed, item, inner = g.value
+                code = self.holds(var, inner)
+                why = f"for every {item} in {listed}: {code}, as when learned"
+                return f"require(all({code} for {item} in {listed}), {why!r})"
             case "chosen":  # a field of the element a predicate picked (the variant an exchange asks for)
                 select, field, learned = g.value
                 code = f"{self.expr(select)}[{field!r}]"
                 cond = f"{code} is {learned!r}" if learned is None or type(learned) is bool else f"{code} == {learned!r}"
                 return f"require({cond}, {f'{code} is {learned!r}, as when learned'!r})"
             case "unguarded":
+                if g.value == ("items",):  # a record inside each item of a list: which thing it is
+                    return f"# not guarded: {target} (its fields say which thing each item is)"
                 distinct, runs = g.value
                 return f"# not guarded: {target} took {distinct} different values in {runs} runs that acted alike"
             case "combo":
@@ -264,6 +269,24 @@ class _Renderer:
                 learned = _sorted_keys(g.value)
                 return f"require(check({var}, {learned!r}, after=True{step_args}), 'its post-check matches the learned run')"
         raise TypeError(f"unknown guard {g!r}")
+
+    def holds(self, var: str, g: Guard) -> str:
+        """The condition that ``g`` holds as observed (of the result bound to ``var``)."""
+        target = _target(var, g.path)
+        if g.kind in ("sign", "textsign") and g.value in _SIGN_OPS:
+            return f"{target if g.kind == 'sign' else f'float({target})'} {_SIGN_OPS[g.value]}"
+        if g.kind == "len":
+            return f"len({target}) {'> 0' if g.value == 'nonempty' else '== 0'}"
+        if g.kind == "eq" and type(g.value) is not tuple:
+            return f"{target} is {g.value!r}" if g.value is None or type(g.value) is bool else f"{target} == {g.value!r}"
+        if g.kind == "keys":
+            return f"sorted({target}) == {list(g.value)!r}"
+        code = self.fact_code_of(var, g)
+        observed = {"equal": 1, "member": 1, "near": 1, "cmp": 2}.get(g.kind)
+        observed = g.value if observed is None else g.value[observed]
+        if type(observed) is bool:
+            return code if observed else f"not ({code})"
+        return f"({code}) == {_literal(g.kind, observed)}"
 
     def fact_code(self, call: int, g: Guard) -> str:
         """The expression whose value a fact records (for a combination of facts)."""
@@ -418,7 +441,8 @@ def _fstring_text(text: str) -> str:
 def _imports(spec: SkillSpec) -> list[str]:
     helpers = set()
     for step in spec.steps:
-        for g in (*step.pre, *step.post, *step.guards):
+        every = (*step.pre, *step.post, *step.guards)
+        for g in (*every, *(g.value[2] for g in every if g.kind == "each")):  # and the fact of every item
             helpers.add("require")
             if g.kind in ("has", "check", "postcheck"):
                 helpers.add("check" if g.kind == "postcheck" else g.kind)
@@ -509,7 +533,7 @@ def render_skill(spec: SkillSpec) -> str:
         body.extend(r.call(i))
     note = _constant_note(spec.output)
     body.append(f"return {r.expr(spec.output)}{f'  # {note}' if note else ''}")
-    params = [f"{s.name}: {s.type}" for s in spec.slots if s.kind not in UNUSED]
+    params = [f"{s.name}: {'list[str]' if s.type == 'list' else s.type}" for s in spec.slots if s.kind not in UNUSED]
     if spec.instances:
         params.append("*")
         params.extend(p for p, _ in spec.instances)

@@ -454,6 +454,13 @@ def observe(g: Guard, result: Any, params: dict[str, Any], results: list[Any] | 
     only (a list empty in one run, with elements in another). Hashable; ``MISSING``
     where the path is not there.
     """
+    if g.kind == "each":  # a fact of every item of a list the task gives: the value all items share
+        listed, var, inner = g.value
+        items = params.get(listed)
+        if type(items) is not list or not items:
+            return MISSING
+        seen = {observe(inner, result, {**params, var: item}, results) for item in items}
+        return seen.pop() if len(seen) == 1 else MISSING
     if g.kind == "chosen":  # a field of the element a predicate picked
         select, field, _learned = g.value
         try:

@@ -48,7 +48,7 @@ __all__ = ["ATTRIBUTE_RUNS", "generalize", "ignores_data", "merge", "named", "se
 
 ATTRIBUTE_RUNS = 5  # runs that acted alike, each with another value, before a text fact counts as an attribute
 _SWITCHES = frozenset({"chosen", "opt", "eq", "member", "near", "equal", "values", "pin", "len", "sign", "textsign", "count", "size", "cmp", "same", "digits", "rank", "keys"})  # kept as sets of values
-_OBSERVED = _SWITCHES | {"has"}  # facts that can be read off any run's results
+_OBSERVED = _SWITCHES | {"has", "each"}  # facts that can be read off any run's results
 
 
 _NOT_NAMES = frozenset(runtime.__all__) | {"SKILL", "result"}  # names a skill file already uses
@@ -682,6 +682,8 @@ def _as_guard(g: Guard, observed: Any) -> Guard:
         return Guard("rank", g.path, (g.value[0], g.value[1], observed))
     if g.kind == "chosen":
         return Guard("chosen", g.path, (g.value[0], g.value[1], observed))
+    if g.kind == "each":
+        return Guard("each", g.path, (g.value[0], g.value[1], _as_guard(g.value[2], observed)))
     if g.kind == "same":
         return g if observed else Guard("differ", g.path, g.value)
     if g.kind in ("values", "pin", "eq", "len", "sign", "textsign", "count", "size", "has", "digits", "keys", "opt"):
@@ -697,6 +699,8 @@ def _fact_key(g: Guard) -> tuple[Any, ...]:
         return (g.kind, g.path, g.value[0], g.value[1], *g.value[3:])
     if g.kind in ("rank", "chosen"):
         return (g.kind, g.path, g.value[0], g.value[1])
+    if g.kind == "each":
+        return (g.kind, g.value[0], g.value[1], _fact_key(g.value[2]))
     if g.kind == "same":
         return (g.kind, g.path, g.value)
     if g.kind in _OBSERVED:

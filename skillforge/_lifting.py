@@ -26,10 +26,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from ._guards import derive_guards, rank
+from ._lists import Listing, each_guards
 from ._selecting import Selecting, _dig, _singular
 from ._spans import TOKEN_END, TOKEN_START, TaskSpans
-from ._spec import Const, DictOf, Expr, Fmt, Guard, Join, Len, ListOf, Neg, Param, Ref, Select, SkillSpec, Step, Update
-from ._template import CHOICE, SLOT_PATTERNS, Slot, TaskTemplate, _said, parse_mapping, shape_of
+from ._spec import Const, DictOf, Each, Expr, Fmt, Guard, Join, Len, ListOf, Neg, Param, Ref, Select, SkillSpec, Step, Update
+from ._template import CHOICE, LIST, SLOT_PATTERNS, Slot, TaskTemplate, _said, parse_mapping, shape_of, union_shape
 from ._trajectory import Trajectory, canonical_json
 from ._values import _categorical, _leaves, collection, refs_in, walk_exprs
 
@@ -100,14 +101,16 @@ def _is_scalar(v: Any) -> bool:
 Site = tuple[int, tuple[str | int, ...]]  # (call index, or -1 for the answer; path inside its arguments)
 
 
-class _Lifter(Selecting):
+class _Lifter(Selecting, Listing):
     def __init__(
         self,
         traj: Trajectory,
         bound: dict[str, Any] | None = None,
         prefer: dict[Site, tuple[Expr, tuple[Expr, ...]]] | None = None,
+        roll: bool = True,
     ) -> None:
         self.traj = traj
+        self.roll = roll  # discovery: lists the task writes item by item become one list slot
         self.prefer = prefer or {}  # settled by several runs: the source to use, and the alternatives still open
         self.alts: dict[Site, tuple[Expr, ...]] = {}  # other sources of the same value, for ambiguous choices
         self.used: dict[str, Expr] = {}  # value → the source chosen for it: an answer quoting it uses the same
@@ -129,7 +132,8 @@ class _Lifter(Selecting):
             (m.start(), m.end(), d) for m in re.finditer(SLOT_PATTERNS["mapping"], traj.task) if (d := parse_mapping(m.group())) is not None
         ]
         for pname, v in (bound or {}).items():
-            self._quotable(v, Param(pname))
+            if type(v) is not list:
+                self._quotable(v, Param(pname))
 
     def _quotable(self, value: Any, param: Param) -> None:
         """A task value as an answer may quote it: as is, and a float also as ``10`` or ``10.5`` (``.15g``) and ``10.50``."""
@@ -233,9 +237,12 @@ class _Lifter(Selecting):
                 # elements the task names (by themselves or by a selection) explain the list better than a
                 # result that happens to hold the same list ("return A and B" when the order has A and B)
                 saved = self._state()
+                each = self._each(value, hint, site)
+                if each is not None:
+                    return each
                 items = tuple(self._element(v, hint, len(value), (call, (*path, i))) for i, v in enumerate(value))
                 if any(isinstance(e, Param) for top in items for e in walk_exprs(top)):
-                    return ListOf(items)
+                    return self._rolled(items, hint) or ListOf(items)
                 self._restore(saved)
             whole = self._ref(value)
             if whole is not None:
@@ -641,14 +648,20 @@ def _under_list(path: tuple[str | int, ...]) -> bool:
     return any(type(k) is int for k in path)
 
 
-def discover_template(traj: Trajectory, *, importable: bool = True) -> TaskTemplate | Rejected:
-    """The task template of a run: the task with every span an argument or the answer uses as a slot."""
+def discover_template(traj: Trajectory, *, importable: bool = True, roll: bool = True) -> TaskTemplate | Rejected:
+    """The task template of a run: the task with every span an argument or the answer uses as a slot
+    (``roll``: a list written item by item as one list slot, see ``_lists``)."""
     problem = _check_run(traj, importable)
     if problem is not None:
         return problem
-    lifter = _Lifter(traj)
+    lifter = _Lifter(traj, roll=roll)
     raw_steps, output = _lift_values(lifter, traj)
     used = _params_used(raw_steps, output)
+    values = {name: v for name, v, _kind, _how in lifter.params.values()}
+    tops = [e for _t, a in raw_steps for _k, e in a] + [output]
+    for listed, var in sorted({(e.seq.name, e.var) for top in tops for e in walk_exprs(top) if isinstance(e, Each)}):
+        if isinstance(each_guards(traj, [a for _t, a in raw_steps], output, values, listed, var), str):
+            return discover_template(traj, importable=importable, roll=False)  # items that differ: one slot each
     # a span no argument or answer ended up using stays literal text: a slot the skill
     # ignored would let any value through where the run saw this one
     slots_by_span = sorted((span, p) for span, p in lifter.params.items() if p[0] in used)
@@ -657,6 +670,12 @@ def discover_template(traj: Trajectory, *, importable: bool = True) -> TaskTempl
     for (s, e), (n, v, kind, how) in slots_by_span:
         raw = traj.task[s:e]
         key = _said(raw)
+        if kind == LIST:  # the narrowest shape that fits every item
+            shape: str | None = shape_of(v[0], "text")
+            for item in v[1:]:
+                shape = union_shape(shape, shape_of(item, "text"))
+            slots_list.append(Slot(n, kind, "list", how, shape))
+            continue
         slots_list.append(Slot(n, kind, type(v).__name__, how, shape_of(raw, kind), said.get(key)))
         said.setdefault(key, n)
     slots = tuple(slots_list)
@@ -711,6 +730,7 @@ def lift(
     problem = _check_run(traj, importable)
     if problem is not None:
         return problem
+    discovered = template is None
     if template is None:
         found = discover_template(traj, importable=importable)
         if isinstance(found, Rejected):
@@ -732,6 +752,18 @@ def lift(
         )
 
     guards = [list(g) for g in derive_guards(traj, [a for _t, a in raw_steps], output, bound)]
+    tops = [e for _t, a in raw_steps for _k, e in a] + [output]
+    for listed, var in sorted({(e.seq.name, e.var) for top in tops for e in walk_exprs(top) if isinstance(e, Each)}):
+        items = each_guards(traj, [a for _t, a in raw_steps], output, bound, listed, var)
+        if isinstance(items, str):
+            if discovered:  # a list whose items' facts differ: learn it item by item instead
+                unrolled = discover_template(traj, importable=importable, roll=False)
+                if isinstance(unrolled, Rejected):
+                    return unrolled
+                return lift(traj, name=name, template=unrolled, prefer=prefer, importable=importable)
+            return Rejected(items)
+        for i, gs in enumerate(items):
+            guards[i] += [g for g in gs if g not in guards[i]]
     pre_first: list[Guard] = []  # agreements to check before the first call
     for (call, _path), others in sorted(lifter.alts.items(), key=lambda kv: (kv[0][0] % (len(raw_steps) + 1), repr(kv[0][1]))):
         chosen = expr_at(raw_steps, output, (call, _path))

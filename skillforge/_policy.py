@@ -7,7 +7,8 @@ over values that came from tool results, ``return``. Calls go only to registered
 tools, the runtime helpers and a few safe builtins. Refused anywhere: names and
 attributes starting with ``_``, attribute access other than an instance's tool
 method, ``while``, ``try``, ``with``, ``raise``, ``del``, ``global``, nested
-``def``/``class``/``lambda``, comprehensions, ``**`` and other powers and shifts,
+``def``/``class``/``lambda``, set and dict comprehensions and list comprehensions
+other than one plain ``for`` over a parameter or a result, ``**`` and other powers and shifts,
 repetition of a literal sequence, ``*``/``**`` unpacking, and names that shadow
 the helpers, the tools or the builtins.
 
@@ -120,8 +121,13 @@ class _Checker:
             if not isinstance(default, ast.Constant):
                 self.bad(default, "parameters", "defaults must be constants")
         for ann in [a.annotation for a in [*args.posonlyargs, *args.args, *args.kwonlyargs] if a.annotation]:
-            if not (isinstance(ann, ast.Name) and ann.id in ("str", "int", "float", "bool", "dict", "list")):
-                self.bad(ann, "annotation", "parameter annotations are limited to str, int, float, bool, dict, list")
+            plain = isinstance(ann, ast.Name) and ann.id in ("str", "int", "float", "bool", "dict", "list")
+            listed = (  # list[str]: a list the task gives item by item
+                isinstance(ann, ast.Subscript) and isinstance(ann.value, ast.Name) and ann.value.id == "list"
+                and isinstance(ann.slice, ast.Name) and ann.slice.id in ("str", "int", "float")
+            )
+            if not (plain or listed):
+                self.bad(ann, "annotation", "parameter annotations are limited to str, int, float, bool, dict, list, list[str]")
         if node.returns is not None:
             self.bad(node.returns, "annotation", "no return annotation")
         self.body(node.body, top=True)
@@ -210,7 +216,31 @@ class _Checker:
 
     def expr(self, e: ast.AST) -> None:
         for node in ast.walk(e):
+            if isinstance(node, (ast.ListComp, ast.GeneratorExp)):
+                self.comprehension(node)
+        for node in ast.walk(e):
             self.node(node)
+
+    def comprehension(self, n: ast.ListComp | ast.GeneratorExp) -> None:
+        """``[... for item in items]`` / ``all(... for item in items)``: one plain loop over a parameter
+        or a tool result, no conditions (a list the task gives or a tool returned: it terminates)."""
+        if len(n.generators) != 1:
+            self.bad(n, "comprehension", "one 'for' per comprehension")
+            return
+        gen = n.generators[0]
+        if gen.ifs or gen.is_async:
+            self.bad(n, "comprehension", "no 'if' or 'async for' in a comprehension")
+        if not isinstance(gen.target, ast.Name):
+            self.bad(gen.target, "comprehension", "a comprehension goes over one plain name")
+            return
+        over_param = isinstance(gen.iter, ast.Name) and gen.iter.id in self.params
+        if not over_param and (not self.from_results(gen.iter) or isinstance(gen.iter, ast.Call)):
+            self.bad(gen.iter, "comprehension", "comprehensions may only go over a parameter or values that came from tool results")
+        if gen.target.id in self.params:
+            self.bad(gen.target, "shadowing", f"{gen.target.id!r} would shadow a parameter")
+        self.bind(gen.target, gen.target.id)
+        if not over_param:
+            self.result_vars.add(gen.target.id)
 
     def node(self, n: ast.AST) -> None:
         if isinstance(n, ast.Name):
@@ -245,7 +275,7 @@ class _Checker:
                 self.bad(n, "constant", "integer constant too large")
             elif isinstance(v, (str, bytes)) and len(v) > _MAX_STR:
                 self.bad(n, "constant", "string constant too large")
-        elif isinstance(n, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+        elif isinstance(n, (ast.Lambda, ast.SetComp, ast.DictComp)):
             self.bad(n, "expression", f"{type(n).__name__} is not allowed")
         elif isinstance(n, (ast.NamedExpr, ast.Await, ast.Yield, ast.YieldFrom)):
             self.bad(n, "expression", f"{type(n).__name__} is not allowed")

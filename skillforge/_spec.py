@@ -13,6 +13,7 @@ Expressions say where each argument comes from:
 - ``Join(seq, sep)``         every element of a list, joined into text
 - ``Len(seq)``               how many elements a list has
 - ``Neg(value)``             the negative of a number
+- ``Each(seq, var, body)``   ``body`` for every item of a list the task gives (``var`` names the item)
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from typing import Any, Union
 from ._template import Slot
 from ._trajectory import ToolRef
 
-__all__ = ["At", "Const", "DictOf", "Expr", "Fmt", "Guard", "Join", "Len", "ListOf", "Neg", "Param", "Ref", "Select", "SkillSpec", "Step", "Update", "Where"]
+__all__ = ["At", "Const", "DictOf", "Each", "Expr", "Fmt", "Guard", "Join", "Len", "ListOf", "Neg", "Param", "Ref", "Select", "SkillSpec", "Step", "Update", "Where"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,7 +111,20 @@ class Neg:
     value: Expr
 
 
-Expr = Union[Param, Ref, Select, Const, ListOf, DictOf, Fmt, Join, Len, Neg, "Update"]
+@dataclass(frozen=True, slots=True)
+class Each:
+    """The same expression for every item of a list the task gives, in the task's order.
+
+    Rendered ``[pick(order['items'], 'name', item_name)['item_id'] for item_name in item_names]``:
+    ``body`` reads the item as ``Param(var)``.
+    """
+
+    seq: Param
+    var: str
+    body: Expr
+
+
+Expr = Union[Param, Ref, Select, Const, ListOf, DictOf, Fmt, Join, Len, Neg, "Update", "Each"]
 
 
 @dataclass(frozen=True, slots=True)

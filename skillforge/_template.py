@@ -16,6 +16,7 @@ from typing import Any
 __all__ = [
     "CHOICE",
     "IGNORED",
+    "LIST",
     "SLOT_PATTERNS",
     "UNUSED",
     "Slot",
@@ -25,6 +26,7 @@ __all__ = [
     "parse_number",
     "shape_key",
     "shape_of",
+    "separator_regex",
     "shape_regex",
     "union_shape",
     "literal_tokens",
@@ -322,6 +324,21 @@ def shape_regex(shape: str, kind: str) -> str:
     return "(?-i:" + "".join(parts) + ")"
 
 
+def separator_regex(separators: str) -> str:
+    """The regex of a list slot's separators (``";"``, ``",|and|, and"``: any of them), spacing tolerated.
+
+    >>> import re; re.split(separator_regex(",|and"), "Grill, Desk Lamp and Tablet")
+    ['Grill', 'Desk Lamp', 'Tablet']
+    """
+    out = []
+    for sep in sorted(set(separators.split("|")), key=lambda x: (-len(x), x)):
+        tokens = re.findall(r"\w+|[^\w\s]", sep)
+        if not tokens:
+            raise ValueError(f"an empty list separator in {separators!r}")
+        out.append("".join(rf"[ \t]+{re.escape(t)}(?=[ \t])" if t[0].isalnum() else rf"[ \t]*{re.escape(t)}" for t in tokens) + r"[ \t]*")
+    return "|".join(out)
+
+
 def parse_number(raw: str) -> float:
     """``"$1,200.50"`` → ``1200.5``."""
     return float(raw.replace("$", "").replace(",", ""))
@@ -390,6 +407,8 @@ def transform(raw: str, how: str | None) -> Any:
         return parse_number(raw)
     if how == "literal":
         return parse_mapping(raw)
+    if how.startswith("each:"):
+        return [item.strip() for item in re.split(separator_regex(how[5:]), raw.strip())]
     if how.startswith("date"):
         _, _, year = how.partition(":")
         return parse_date(raw, int(year) if year else None)
@@ -422,6 +441,7 @@ _NO_SLOT = Slot("", "", "")
 CHOICE = "choice"  # a slot kind: one of the texts runs showed there (``shape`` lists them, "|"-separated)
 IGNORED = "ignored"  # a slot kind: text of the shape runs showed there, which feeds nothing (a persona, a name)
 NEGATION = re.compile(r"\b(?:not|no|never|none|nothing|nobody|without)\b|n't\b", re.IGNORECASE)  # never ignored text
+LIST = "list"  # a slot kind: several items of one shape, separated as learned ("Grill; Tablet; Desk Lamp")
 UNUSED = frozenset({CHOICE, IGNORED})  # slot kinds that are text of the task, not data of the skill
 _MAX_KEYS = 64
 
@@ -543,6 +563,11 @@ class TaskTemplate:
                     regex_parts.append(_NOT_AFTER_MEANINGFUL)
                 if name in seen:
                     regex_parts.append(f"(?P={name})")
+                elif slot.kind == LIST:  # items of one shape, separated as learned
+                    item = shape_regex(slot.shape, "text") if slot.shape else SLOT_PATTERNS["word"]
+                    sep = separator_regex((slot.transform or "each:,")[5:])
+                    regex_parts.append(f"(?P<{name}>(?:{item})(?:(?:{sep})(?:{item}))*)")
+                    seen.add(name)
                 else:
                     pattern = shape_regex(slot.shape, slot.kind) if slot.shape else SLOT_PATTERNS.get(slot.kind, SLOT_PATTERNS["text"])
                     regex_parts.append(f"(?P<{name}>{pattern})")
@@ -572,6 +597,9 @@ class TaskTemplate:
         self._convert = tuple(
             (s.name, s.transform, s.type) for s in self.slots if s.transform is not None or s.type in ("int", "float")
         )
+        for s in self.slots:
+            if s.kind == LIST and not (s.transform or "").startswith("each:"):
+                raise ValueError(f"list slot {s.name!r} needs a transform 'each:SEPARATORS' (for example 'each:;')")
         self._same = tuple((s.name, s.same) for s in self.slots if s.same is not None)
         self._ignored = tuple(s.name for s in self.slots if s.kind == IGNORED)
         for name, other in self._same:

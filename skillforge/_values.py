@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from ._spec import At, DictOf, Expr, Fmt, Join, Len, ListOf, Neg, Param, Ref, Select, Update, Where
+from ._spec import At, DictOf, Each, Expr, Fmt, Join, Len, ListOf, Neg, Param, Ref, Select, Update, Where
 
 __all__ = [
     "EACH", "collect_values", "collection", "core", "enum_like", "evaluate", "listing", "near", "refs_in", "resolve",
@@ -64,6 +64,9 @@ def walk_exprs(expr: Expr) -> Iterator[Expr]:
         yield expr.seq
     elif isinstance(expr, Neg):
         yield from walk_exprs(expr.value)
+    elif isinstance(expr, Each):
+        yield expr.seq
+        yield from walk_exprs(expr.body)
     elif isinstance(expr, ListOf):
         for item in expr.items:
             yield from walk_exprs(item)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from skillforge._lifting import Rejected, lift, skill_name
-from skillforge._spec import Const, DictOf, Fmt, ListOf, Param, Ref
+from skillforge._spec import Const, DictOf, Each, Fmt, ListOf, Param, Ref
 from skillforge._template import Slot, TaskTemplate, shape_key, slot_kind
 from skillforge._trajectory import Call, Outcome, ToolRef, Trajectory
 
@@ -116,10 +116,19 @@ def test_whole_objects_lists_and_dicts_are_lifted() -> None:
     assert spec.constants == 1
 
 
-def test_lists_of_task_spans_become_lists_of_parameters() -> None:
+def test_a_list_the_task_writes_out_becomes_one_list_parameter() -> None:
     spec = lift(traj("Tag 1042 with red and blue", [Call(tool="notify", args={"tags": ["red", "blue"], "order_id": "1042"})]))
+    assert spec.steps[0].args[0] == ("tags", Each(Param("tags"), "tag", Param("tag")))
+    assert spec.template == "Tag {order_id} with {tags}"
+    template = TaskTemplate(spec.template, spec.slots)
+    assert template.bind("Tag 7 with red and green and blue") == {"order_id": "7", "tags": ["red", "green", "blue"]}
+    assert template.bind("Tag 7 with red") == {"order_id": "7", "tags": ["red"]}
+    assert template.bind("Tag 7 with red or blue") is None  # "or" says another thing; only "and" was seen
+
+
+def test_values_that_are_not_side_by_side_in_the_task_stay_parameters_of_their_own() -> None:
+    spec = lift(traj("Tag 1042 with red, then ship it blue", [Call(tool="notify", args={"tags": ["red", "blue"], "order_id": "1042"})]))
     assert spec.steps[0].args[0] == ("tags", ListOf((Param("tags_0"), Param("tags_1"))))
-    assert spec.template == "Tag {order_id} with {tags_0} and {tags_1}"
 
 
 def test_answers_are_composed_from_parameters_and_results() -> None:

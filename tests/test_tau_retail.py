@@ -142,3 +142,18 @@ def test_single_item_exchanges_bind_one_template_and_never_end_wrong() -> None:
     assert served["agent"] == 0 and served["skill"] >= 1  # each bound a skill; guards decided the rest
     assert all(o.handover for o in r.phase("serve") if o.source == "skill+agent")
     assert r.skill_files <= 3
+
+
+def test_returns_of_any_number_of_items_share_one_list_skill() -> None:
+    """Returns of one to four items, customers found by name and zip: a run with two or more items
+    learns one list parameter (``item_names``), so returns of another count bind the same skill."""
+    users = tools.vendored()["users"]
+    returns = [t for t in load_tasks("train") if [a.name for a in t.writes] == ["return_delivered_order_items"]
+               and users[t.user_id]["email"] not in t.instruction][:30]
+    r = run_seed(returns, seed=0, k=15, n=15)
+    _check_counts(r, 15, 15)
+    served = [o for o in r.phase("serve") if o.source == "skill"]
+    counts = {len(next(t for t in returns if t.id == o.task_id).writes[0].kwargs["item_ids"]) for o in served}
+    assert len(served) >= 12 and len({o.skill for o in served}) == 1  # one skill ...
+    assert len(counts) >= 3  # ... for one, two, three or four items
+    assert r.skill_files <= 4

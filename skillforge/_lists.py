@@ -1,0 +1,193 @@
+"""Lists the task gives item by item, lifted as one list parameter (a mixin of the lifter).
+
+"Return #W1 via paypal_1: Grill; Desk Lamp;" where the write takes
+``item_ids=['11', '42']``: each id is the one of the item the task names
+(``pick(order['items'], 'name', item_name)['item_id']``), the same expression for each,
+and the names stand side by side in the task, separated by ``;``. The task says a list:
+the template has one slot ``{item_names}`` (kind ``list``, items of the shape seen,
+separated as seen) and the argument is
+``[pick(order['items'], 'name', item_name)['item_id'] for item_name in item_names]``,
+so the skill serves one item or five. Learned from a run with two or more items (one
+item says nothing of how a list is separated); a run with one item joins a list skill
+whose template binds its task.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ._guards import derive_guards
+from ._spec import At, Each, Expr, Guard, Param, Where
+from ._trajectory import Trajectory
+from ._values import resolve, walk_exprs
+
+__all__ = ["Listing", "each_guards", "item_name", "substitute"]
+
+# what may stand between two items of a list the task writes: a comma or semicolon, "and" before
+# the last ("A, B and C"); never "or", which says something else
+_SEPARATOR = re.compile(r"\s*(?:[,;]|[,;]?\s*\band\b)\s*")
+
+
+def item_name(list_name: str) -> str:
+    """The name of one item of a list parameter (``item_names`` → ``item_name``)."""
+    return list_name[:-1] if list_name.endswith("s") and len(list_name) > 1 else f"{list_name}_item"
+
+
+def substitute(expr: Any, old: str, new: str) -> Any:
+    """``expr`` with ``Param(old)`` read as ``Param(new)`` (frozen dataclasses and tuples, rebuilt)."""
+    if isinstance(expr, Param):
+        return Param(new) if expr.name == old else expr
+    if isinstance(expr, tuple):
+        return tuple(substitute(e, old, new) for e in expr)
+    if hasattr(expr, "__dataclass_fields__"):
+        return type(expr)(**{f: substitute(getattr(expr, f), old, new) for f in expr.__dataclass_fields__})
+    return expr
+
+
+class Listing:
+    """Lifting a list of values as ``Each`` over a list parameter. Expects the lifter's state."""
+
+    bound: dict[str, Any] | None
+    params: dict[tuple[int, int], tuple[str, Any, str, str | None]]
+    scalars: list[tuple[str, Expr, int, str]]
+    roll: bool
+
+    def _each(self, value: list[Any], hint: str, site: tuple[int, tuple[str | int, ...]]) -> Each | None:
+        """Template mode: ``value`` as the same expression of each item of a list the template binds."""
+        if self.bound is None:
+            return None
+        call, path = site
+        for name, items in list(self.bound.items()):
+            if type(items) is not list or len(items) != len(value) or not items:
+                continue
+            var = item_name(name)
+            saved = self._state()  # type: ignore[attr-defined]
+            bodies = []
+            for i, (item, v) in enumerate(zip(items, value, strict=True)):
+                self.bound = {var: item, **{k: x for k, x in self.bound.items() if k != var}}
+                bodies.append(self.lift(v, var, (call, (*path, i))))  # type: ignore[attr-defined]
+            self.bound = {k: x for k, x in self.bound.items() if k != var}
+            if all(b == bodies[0] for b in bodies) and Param(var) in walk_exprs(bodies[0]):
+                self.said.add(name)  # type: ignore[attr-defined]
+                return Each(Param(name), var, bodies[0])
+            self._restore(saved)  # type: ignore[attr-defined]
+        return None
+
+    def _rolled(self, items: tuple[Expr, ...], hint: str) -> Each | None:
+        """Discovery: elements that are one expression of task spans side by side, as one list slot."""
+        if not self.roll or len(items) < 2:
+            return None
+        spans = {name: span for span, (name, _v, _k, _h) in self.params.items()}
+        own = []
+        for e in items:
+            names = sorted({p.name for p in walk_exprs(e) if isinstance(p, Param) and p.name in spans})
+            if len(names) != 1:
+                return None
+            own.append(names[0])
+        if len(set(own)) != len(own):
+            return None
+        bodies = [substitute(e, n, own[0]) for e, n in zip(items, own, strict=True)]
+        if not all(b == bodies[0] for b in bodies):
+            return None
+        task: str = self.traj.task  # type: ignore[attr-defined]
+        order = [spans[n] for n in own]
+        if any(b[0] <= a[1] for a, b in zip(order, order[1:])):
+            return None  # not in the task's order
+        gaps = [task[a[1]:b[0]] for a, b in zip(order, order[1:])]
+        if not all(_SEPARATOR.fullmatch(g) for g in gaps) or len({g.strip() for g in gaps[:-1]}) > 1:
+            return None  # the items are not written as one list
+        values = [self.params[spans[n]][1] for n in own]
+        if not all(type(v) is str for v in values):
+            return None
+        for n in own:
+            del self.params[spans[n]]
+        # the items themselves: named after the argument ("tags"); items that select: after what selects ("item_names")
+        name = self.namer.take(hint if bodies[0] == Param(own[0]) and hint.endswith("s") else own[0] + "s")  # type: ignore[attr-defined]
+        var = item_name(name)
+        separators = "|".join(sorted({" ".join(g.split()) for g in gaps}))
+        self.params[(order[0][0], order[-1][1])] = (name, values, "list", "each:" + separators)
+        self.scalars[:] = [s for s in self.scalars if not (isinstance(s[1], Param) and s[1].name in own)]
+        return Each(Param(name), var, substitute(bodies[0], own[0], var))
+
+
+def each_guards(
+    traj: Trajectory,
+    args: list[tuple[tuple[str, Expr], ...]],
+    output: Expr,
+    bound: dict[str, Any],
+    listed: str,
+    var: str,
+) -> list[list[Guard]] | str:
+    """Per call, the facts of each item of the list ``listed`` (as ``Guard("each", (), (listed, var, fact))``),
+    or why the list cannot be one parameter.
+
+    The facts are derived for every item (``var`` bound to it); a fact all items share is a guard
+    on every item. A fact of a record nested in an item (an item's ``options``) that differs
+    between items says which thing each is, and is noted, not guarded. Any other fact that
+    differs between items (one item ``delivered``, another ``pending``) means the run treated
+    items that differ alike: only its own items are evidence for that, so no list is learned.
+    """
+    rest = {k: v for k, v in bound.items() if k != listed}
+    per_item = [derive_guards(traj, args, output, {var: item, **rest}) for item in bound[listed]]
+    out: list[list[Guard]] = []
+    for i in range(len(traj.calls)):
+        facts: dict[tuple[Any, ...], list[Guard | None]] = {}
+        for k, guards in enumerate(per_item):
+            for g in guards[i]:
+                if g.kind != "has" and _mentions(g, var):
+                    facts.setdefault(_key(g), [None] * len(per_item))[k] = g
+        here: list[Guard] = []
+        for seen in facts.values():
+            first = next(g for g in seen if g is not None)
+            record = _nested(first, var, traj.calls[i].result, {var: bound[listed][0], **rest})
+            if record is not None:  # says which thing each item is: noted once per record, never guarded
+                note = Guard("unguarded", record, ("items",))
+                if note not in here:
+                    here.append(note)
+            elif all(g == first for g in seen):
+                here.append(Guard("each", (), (listed, var, first)))
+            elif all(g is None or (g.kind in ("member", "near", "equal") and g.value[1] is False) for g in seen):
+                continue  # "differs from" where the texts happened to look alike: nothing a decision hangs on
+            else:
+                return f"the items of {listed} differ in a fact of their own ({first.kind} at {first.path!r})"
+        out.append(here)
+    return out
+
+
+def _mentions(x: Any, var: str) -> bool:
+    """Whether a guard (or part of one) reads the item ``var``: a ``Where``/``At`` step or a relation naming it."""
+    if isinstance(x, (Where, At, Param)):
+        return x.name == var
+    if isinstance(x, Guard):
+        if x.kind in ("member", "near", "equal") and x.value[0] == var:
+            return True
+        return _mentions(x.path, var) or _mentions(x.value, var)
+    if isinstance(x, tuple):
+        return any(_mentions(e, var) for e in x)
+    if hasattr(x, "__dataclass_fields__"):
+        return any(_mentions(getattr(x, f), var) for f in x.__dataclass_fields__)
+    return False
+
+
+def _key(g: Guard) -> tuple[Any, ...]:
+    """What a fact is about, its observed value aside."""
+    if g.kind in ("member", "near", "equal"):
+        return (g.kind, g.path, g.value[0])
+    if g.kind in ("cmp", "rank", "chosen", "same"):
+        return (g.kind, g.path, repr(g.value[:2]))
+    return (g.kind, g.path)
+
+
+def _nested(g: Guard, var: str, result: Any, params: dict[str, Any]) -> tuple[Any, ...] | None:
+    """The path of the record inside the item a fact is about (``item['options']``, for facts of
+    ``item['options']['color']``), or None for the item's own fields (its status, whether its own
+    list of refunds is empty)."""
+    k = next((j for j, step in enumerate(g.path) if isinstance(step, (Where, At)) and step.name == var), None)
+    if k is None or len(g.path) - k - 1 < 1:
+        return None
+    record = g.path[: k + 2]
+    try:
+        return record if type(resolve(result, record, params)) is dict else None
+    except (KeyError, IndexError, TypeError):
+        return None
