@@ -13,7 +13,8 @@ reward rule. The exit code is 1 if any task, in either phase, ended in a wrong e
 
 Columns: ``skill`` served wholly by a skill (a model request saved), ``s+agent`` a skill started
 and handed over, ``agent`` no skill bound, ``wrong`` wrong end states (skill / skill+agent /
-agent), ``files`` skill files written, ``ceiling`` serve tasks whose gold write sequence was seen
+agent), ``files`` skill files written, ``intents`` how many intents they serve (by identification
+route: the tool a skill calls first and its writes in order; files per intent is ``files / intents``), ``ceiling`` serve tasks whose gold write sequence was seen
 before in the seed and whose every write argument is traceable to the instruction or to the
 agent's reads (``bench.tau.protocol``).
 
@@ -53,14 +54,14 @@ def _kind(task: TauTask) -> str:
 
 
 def _row(label: str, cells: list[str]) -> str:
-    widths = (7, 9, 7, 15, 7, 7, 9, 15, 8)
+    widths = (7, 9, 7, 15, 7, 7, 9, 9, 15, 8)
     return f"  {label:<5}" + "".join(f"{c:>{w}}" for c, w in zip(cells, widths, strict=True))
 
 
 def _numbers(r: SeedReport) -> list[float]:
     s, w, learn = r.sources("serve"), r.wrong("serve"), r.sources("learn")
     return [s["skill"], s["skill+agent"], s["agent"], w["skill"], w["skill+agent"], w["agent"], r.requests_saved,
-            r.skill_files, r.ceiling, learn["skill"], learn["skill+agent"], learn["agent"], r.seconds]
+            r.skill_files, r.intents, r.ceiling, learn["skill"], learn["skill+agent"], learn["agent"], r.seconds]
 
 
 def _cells(v: list[float], mean: bool) -> list[str]:
@@ -68,8 +69,8 @@ def _cells(v: list[float], mean: bool) -> list[str]:
     def f(x: float) -> str:
         return f"{x:.1f}" if mean else f"{x:.0f}"
 
-    return [f(v[0]), f(v[1]), f(v[2]), f"{f(v[3])}/{f(v[4])}/{f(v[5])}", f(v[6]), f(v[7]), f(v[8]),
-            f"{f(v[9])}/{f(v[10])}/{f(v[11])}", f"{v[12]:.1f}"]
+    return [f(v[0]), f(v[1]), f(v[2]), f"{f(v[3])}/{f(v[4])}/{f(v[5])}", f(v[6]), f(v[7]), f(v[8]), f(v[9]),
+            f"{f(v[10])}/{f(v[11])}/{f(v[12])}", f"{v[13]:.1f}"]
 
 
 def render(reports: list[SeedReport], tasks: dict[str, TauTask], seconds: float) -> str:
@@ -79,7 +80,7 @@ def render(reports: list[SeedReport], tasks: dict[str, TauTask], seconds: float)
         f"tau-bench retail, {first.split} split: learn from K={first.k}, serve N={first.n}, "
         f"seeds {' '.join(str(r.seed) for r in reports)}; instructions "
         + ("verbatim" if first.persona else "without the persona sentence"),
-        _row("seed", ["skill", "s+agent", "agent", "wrong s/sa/a", "saved", "files", "ceiling", "learn s/sa/a", "secs"]),
+        _row("seed", ["skill", "s+agent", "agent", "wrong s/sa/a", "saved", "files", "intents", "ceiling", "learn s/sa/a", "secs"]),
     ]
     rows = [_numbers(r) for r in reports]
     out += [_row(str(r.seed), _cells(v, mean=False)) for r, v in zip(reports, rows, strict=True)]
@@ -160,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _json(reports: list[SeedReport], args: argparse.Namespace, seconds: float) -> dict[str, Any]:
     per_seed = [r.to_json() for r in reports]
-    keys = ("served_by_skill", "handed_over", "by_agent", "requests_saved", "skill_files", "ceiling", "seconds")
+    keys = ("served_by_skill", "handed_over", "by_agent", "requests_saved", "skill_files", "intents", "ceiling", "seconds")
     return {
         "benchmark": "tau-bench retail", "split": args.split, "k": args.k, "n": args.n, "seeds": args.seeds,
         "persona": not args.no_persona,

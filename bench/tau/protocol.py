@@ -75,6 +75,7 @@ class SeedReport:
     outcomes: list[Outcome] = field(default_factory=list)
     persona: bool = True  # solve() got the instructions with their persona sentence
     skill_files: int = 0
+    intents: int = 0  # distinct (first call, write sequence) pairs among the skill files: intents by route
     seconds: float = 0.0
 
     def phase(self, name: str) -> list[Outcome]:
@@ -120,7 +121,8 @@ class SeedReport:
             "learn": dict(self.sources("learn")), "learn_wrong": dict(self.wrong("learn")),
             "served_by_skill": serve["skill"], "handed_over": serve["skill+agent"], "by_agent": serve["agent"],
             "crashes": self.crashes, "wrong_end_states": dict(self.wrong("serve")),
-            "requests_saved": self.requests_saved, "skill_files": self.skill_files, "ceiling": self.ceiling,
+            "requests_saved": self.requests_saved, "skill_files": self.skill_files, "intents": self.intents,
+            "ceiling": self.ceiling,
             "agent_vs_gold_mismatches": sum(o.agent_vs_gold for o in self.outcomes),
             "handovers": dict(self.handovers().most_common()), "not_learned": dict(self.not_learned().most_common()),
             "tasks": [asdict(o) | {"ceiling": o.ceiling} for o in self.outcomes],
@@ -205,8 +207,16 @@ def run_seed(
             tools.TOOLBOX.update(saved)
         skills = root / "skills"
         report.skill_files = sum(1 for p in skills.glob("*.py") if p.name != "__init__.py") if skills.exists() else 0
+        report.intents = len({_intent(sk.source, sk.tools) for sk in forge.skills()})
     report.seconds = time.perf_counter() - start
     return report
+
+
+def _intent(source: str, tools_of: dict[str, Any]) -> tuple[str, ...]:
+    """A skill's intent and identification route: the tool it calls first, then its writes in order."""
+    body = source.split("\ndef ", 1)[-1]
+    calls = [name for name in re.findall(r"\b(\w+)\(", body) if name in tools_of]
+    return (calls[0] if calls else "", *(c for c in calls if not tools_of[c].read))
 
 
 def run(split: str = "train", k: int = 100, n: int = 200, seeds: Sequence[int] = (0, 1, 2), *,
