@@ -114,10 +114,17 @@ class Learning:
     def _write_absorbing(
         self, spec: SkillSpec, source: str, runs: list[Trajectory], others: list[SkillFile]
     ) -> Compiled:
-        """Write ``spec``; a variant of its template whose every run it reproduces is folded into it."""
+        """Write ``spec``; a variant of its template whose every run it reproduces is folded into it, and so
+        is a skill of a narrower template whose every task it binds (a return of one item, once a
+        template takes a list of items), where all their runs make one skill."""
         absorbed: list[SkillFile] = []
         for other in others:
             wider = self._absorbed(spec, source, runs, other)
+            if wider is not None:
+                spec, source, runs = wider
+                absorbed.append(other)
+        for other in self._narrower(spec, [*others, *absorbed]):
+            wider = self._subsumed(spec, runs, other)
             if wider is not None:
                 spec, source, runs = wider
                 absorbed.append(other)
@@ -241,6 +248,35 @@ class Learning:
         together = runs + [r for r in theirs if r.hash not in known]
         template = widened(TaskTemplate(spec.template, list(spec.slots)), other.template)
         return None if template is None else self._from_runs(together, spec.name, template)
+
+    def _narrower(self, spec: SkillSpec, skip: list[SkillFile]) -> list[SkillFile]:
+        """Skills of another template text, with the same tools, whose first task ``spec``'s template binds."""
+        template = TaskTemplate(spec.template, list(spec.slots))
+        names = {s.name for s in skip} | {spec.name}
+        out = []
+        for text, skills in sorted(self._index().by_template.items()):
+            if text == spec.template:
+                continue
+            for other in skills:
+                if other.name not in names and not other.edited and set(other.tools) == set(spec.tools) and (
+                    template.bind(other.task) is not None
+                ):
+                    out.append(other)
+        return sorted(out, key=lambda s: s.name)
+
+    def _subsumed(
+        self, spec: SkillSpec, runs: list[Trajectory], other: SkillFile
+    ) -> tuple[SkillSpec, str, list[Trajectory]] | None:
+        """``spec`` learned from ``other``'s runs too, if its template binds each of their tasks and all make one skill."""
+        try:
+            theirs = [self.library.load_run(h) for h in other.runs]
+        except SkillFileError:
+            return None
+        template = TaskTemplate(spec.template, list(spec.slots))
+        if any(template.bind(r.task) is None for r in theirs):
+            return None
+        known = {r.hash for r in runs}
+        return self._from_runs(runs + [r for r in theirs if r.hash not in known], spec.name, template)
 
     def _refreshed(self, existing: SkillFile, traj: Trajectory) -> tuple[SkillSpec, str, list[Trajectory]] | None:
         """``existing`` learned again from ``traj`` when only its tools' check captures changed.

@@ -539,6 +539,23 @@ def _tied_constant(
     return None
 
 
+def _quoted_item(raw_steps: list[tuple[str, tuple[tuple[str, Expr], ...]]], output: Expr, bound: dict[str, Any]) -> str | None:
+    """Why the run cannot be a skill, if its answer names an item of a list parameter one by one
+    ("Returned Tablet."): an answer for the items of another task would need other text."""
+    eaches = {e.var: e.seq.name for _t, a in raw_steps for _k, top in a for e in walk_exprs(top) if isinstance(e, Each)}
+    if not eaches:
+        return None
+    if any(isinstance(e, Param) and e.name in eaches for e in walk_exprs(output)):
+        return "the answer names an item of a list the task gives; not learned (the agent keeps such tasks)"
+    texts = [e.value for e in walk_exprs(output) if isinstance(e, Const) and type(e.value) is str]
+    texts += [p for e in walk_exprs(output) if isinstance(e, Fmt) for p in e.parts if type(p) is str]
+    for listed in set(eaches.values()):
+        for item in bound.get(listed) or ():
+            if type(item) is str and any(re.search(rf"(?<!\w){re.escape(item)}(?!\w)", t) for t in texts):
+                return f"the answer says {item!r}, an item of {listed}, as text; not learned (the agent keeps such tasks)"
+    return None
+
+
 def _as_number(v: Any) -> float | None:
     if type(v) in (int, float):
         return float(v)
@@ -665,6 +682,9 @@ def discover_template(traj: Trajectory, *, importable: bool = True, roll: bool =
     # a span no argument or answer ended up using stays literal text: a slot the skill
     # ignored would let any value through where the run saw this one
     slots_by_span = sorted((span, p) for span, p in lifter.params.items() if p[0] in used)
+    if roll and any(b[0][0] < a[0][1] for a, b in zip(slots_by_span, slots_by_span[1:])):
+        # an item of a list quoted on its own (an answer naming each item): one slot per item
+        return discover_template(traj, importable=importable, roll=False)
     said: dict[str, str] = {}  # what each value's text says, to tie spans that said the same value
     slots_list = []
     for (s, e), (n, v, kind, how) in slots_by_span:
@@ -741,7 +761,7 @@ def lift(
         return Rejected(f"the template {template.text!r} does not bind the task {traj.task!r}")
     lifter = _Lifter(traj, bound, prefer)
     raw_steps, output = _lift_values(lifter, traj)
-    tied = _tied_constant(traj, raw_steps, output, bound)
+    tied = _tied_constant(traj, raw_steps, output, bound) or _quoted_item(raw_steps, output, bound)
     if tied is not None:
         return Rejected(tied)
     unexplained = _unexplained_number(output, traj.task)

@@ -70,6 +70,9 @@ class Listing:
             self.bound = {k: x for k, x in self.bound.items() if k != var}
             if all(b == bodies[0] for b in bodies) and Param(var) in walk_exprs(bodies[0]):
                 self.said.add(name)  # type: ignore[attr-defined]
+                used: dict[str, Expr] = self.used  # type: ignore[attr-defined]
+                for key in [k for k, e in used.items() if Param(var) in walk_exprs(e)]:
+                    del used[key]  # the item is no value outside the list (an answer quoting it is no source)
                 return Each(Param(name), var, bodies[0])
             self._restore(saved)  # type: ignore[attr-defined]
         return None

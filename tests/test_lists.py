@@ -119,3 +119,20 @@ def test_the_policy_admits_one_plain_loop_over_a_parameter_or_a_result_only() ->
         ("{n for n in names}", "expression"),
     ]:
         assert rule in {v.rule for v in check_policy(head + f"    return {bad}\n", "f", tools)}, bad
+
+
+def answered(traj: Trajectory, output: str) -> Trajectory:
+    return Trajectory(task=traj.task, calls=traj.calls, outcome=Outcome(ok=True, output=output), tools=TOOLS)
+
+
+def test_an_answer_that_names_the_items_keeps_one_slot_per_item() -> None:
+    # "Returned Grill and Desk Lamp." quotes each item: a list parameter could not say it for three items
+    traj = answered(run("1", ["Grill", "Desk Lamp"]), "Returned Grill and Desk Lamp.")
+    template = discover_template(traj)
+    assert not isinstance(template, Rejected)
+    assert template.text == "Return {order_id}: {item_name}; {item_name_2};"
+    spec = lift(traj, template=template)
+    assert not isinstance(spec, Rejected) and "Returned {item_name} and {item_name_2}." in render_skill(spec)
+    # under a list template, such a run is not learned: its answer would be replayed for other items
+    one = lift(answered(run("2", ["Tablet"]), "Returned Tablet."), template=WIDE)
+    assert isinstance(one, Rejected) and "names an item" in one.reason
