@@ -78,3 +78,23 @@ def test_a_nested_record_of_the_order_is_context() -> None:
     ])
     assert "order['address']['state'] in ('CA', 'TX')" in src
     assert "combination" not in src
+
+
+def test_a_task_value_used_only_to_find_a_record_relates_as_context() -> None:
+    tools = {**TOOLS, "find_customer": ToolRef(module="shop", qualname="find_customer", read=True, params=("email",))}
+
+    def found(order_id: str, email: str, rush: bool, watchers: list[str]) -> Trajectory:
+        return Trajectory(
+            task=f"Refund order #{order_id} for {email}",
+            calls=[
+                Call(tool="find_customer", args={"email": email}, result={"id": f"cust-4821{order_id}"}),
+                Call(tool="get_order", args={"order_id": order_id}, result={"id": order_id, "rush": rush, "watchers": watchers}),
+                Call(tool="refund", args={"order_id": order_id, "card": "store-credit"}, result={"ok": True}),
+            ],
+            outcome=Outcome(ok=True, output=f"Refunded order {order_id}."),
+            tools=tools,
+        )
+
+    src = body([found("1", "ann@x.io", False, ["ann@x.io"]), found("2", "bo@y.io", True, ["cy@z.io"])])
+    assert "combination" not in src  # (email among the watchers, rush): each on its own
+    assert "email in order['watchers']" not in src  # seen both ways on its own: it tells nothing apart
