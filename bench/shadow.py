@@ -63,6 +63,7 @@ class ShadowReport:
     skills_written: list[str] = field(default_factory=list)  # skill files in skills_dir at the end
     learned: int = 0  # solves that wrote or updated a skill
     by_kind: dict[str, Counter[str]] = field(default_factory=dict)
+    files_by_kind: Counter[str] = field(default_factory=Counter)  # kind -> skill files holding a run of that kind
     handovers: Counter[str] = field(default_factory=Counter)  # why skills stopped, most common first
     seconds: float = 0.0
 
@@ -154,6 +155,9 @@ def run(workload: Workload | str = "helpdesk", *, days: int | None = None, workd
             wl.TOOLBOX.clear()
             wl.TOOLBOX.update(saved)
         report.skills_written = sorted(p.stem for p in (root / "skills").glob("*.py") if p.stem != "__init__")
+        kinds = {t.text: t.kind for t in stream}
+        for skill in forge.skills():  # which intents each file serves: the kinds of the tasks of its runs
+            report.files_by_kind.update({kinds.get(forge.library.load_run(h).task, "?") for h in skill.runs})
     report.seconds = time.perf_counter() - start
     return report
 
@@ -206,10 +210,11 @@ def render(r: ShadowReport) -> str:
         f"  skill files written:            {len(r.skills_written)} (from {r.learned} learning solves)",
         f"  model requests saved:           {r.requests_saved} (1 per task served fully by a skill)",
         "",
-        f"  {'kind':<16}{'tasks':>6}{'skill':>7}{'s+agent':>9}{'agent':>7}{'wrong':>7}{'crash':>7}",
+        f"  {'kind':<16}{'tasks':>6}{'skill':>7}{'s+agent':>9}{'agent':>7}{'wrong':>7}{'crash':>7}{'files':>7}",
     ]
     for kind, c in sorted(r.by_kind.items()):
-        out.append(f"  {kind:<16}{c['tasks']:>6}{c['skill']:>7}{c['skill+agent']:>9}{c['agent']:>7}{c['wrong']:>7}{c['crash']:>7}")
+        out.append(f"  {kind:<16}{c['tasks']:>6}{c['skill']:>7}{c['skill+agent']:>9}{c['agent']:>7}{c['wrong']:>7}{c['crash']:>7}"
+                   f"{r.files_by_kind[kind]:>7}")
     if r.handovers:
         out += ["", "why skills handed over (most common first):"]
         out += [f"  {n:>4}  {why}" for why, n in r.handovers.most_common(10)]

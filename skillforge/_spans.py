@@ -67,6 +67,10 @@ class TaskSpans:
                     out.append((m.start(), m.end(), kind, "lower"))
                 elif raw != value and raw.upper() == value:
                     out.append((m.start(), m.end(), kind, "upper"))
+                elif raw != value and raw.title() == value and value != value.lower() and re.search(r"\w[\s-]\w", value):
+                    # "cycling helmet" for "Cycling Helmet": a name of several words (one capitalised
+                    # word is as often the first word of a sentence: "Order 1042 is shipped")
+                    out.append((m.start(), m.end(), kind, "title"))
             if _ISO_DATE.fullmatch(value):
                 year = int(value[:4])
                 for m in re.finditer(rf"(?<![\w/-])(?:{DATE_PATTERN})(?![\w/-])", task, re.IGNORECASE):

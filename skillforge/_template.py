@@ -401,6 +401,8 @@ def transform(raw: str, how: str | None) -> Any:
         return raw.lower()
     if how == "upper":
         return raw.upper()
+    if how == "title":
+        return raw.title()
     if how == "squash":
         return " ".join(raw.split())
     if how == "number":
@@ -419,7 +421,8 @@ def transform(raw: str, how: str | None) -> Any:
 class Slot:
     """A template slot: the parameter it binds, its kind, its Python type, and how its text is normalised.
 
-    ``transform`` is None (the text as written), ``"lower"`` / ``"upper"`` (case),
+    ``transform`` is None (the text as written), ``"lower"`` / ``"upper"`` / ``"title"`` (case:
+    "cycling helmet" for a record's "Cycling Helmet"),
     ``"squash"`` (runs of whitespace as one space),
     ``"number"`` (``$1,200.50`` → 1200.5) or ``"date"`` / ``"date:YEAR"`` (to ISO,
     with a year learned from the run when the task gives none).

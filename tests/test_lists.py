@@ -136,3 +136,4 @@ def test_an_answer_that_names_the_items_keeps_one_slot_per_item() -> None:
     # under a list template, such a run is not learned: its answer would be replayed for other items
     one = lift(answered(run("2", ["Tablet"]), "Returned Tablet."), template=WIDE)
     assert isinstance(one, Rejected) and "names an item" in one.reason
+

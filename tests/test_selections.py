@@ -15,7 +15,7 @@ from skillforge._codegen import render_skill
 from skillforge._compile import prove_all
 from skillforge._exceptions import GuardFailed
 from skillforge._learning import spec_from_runs, widened
-from skillforge._lifting import Rejected, discover_template
+from skillforge._lifting import Rejected, discover_template, lift
 from skillforge._spans import TaskSpans
 from skillforge._template import Slot, TaskTemplate, parse_mapping, slot_kind
 from skillforge._trajectory import Call, Outcome, ToolRef, Trajectory
@@ -179,3 +179,26 @@ def test_a_change_to_one_of_several_items_the_run_did_not_pick_is_not_a_predicat
     )
     _spec, source = learn([traj])
     assert "updated(" not in source
+
+
+def test_a_record_named_in_lowercase_is_picked_by_its_name_in_title_case() -> None:
+    # "the desk lamp" names the order's "Desk Lamp": the slot's text, title-cased, is the name it picks by
+    traj = Trajectory(
+        task="Return the desk lamp from #W7",
+        calls=[
+            Call(tool="get_order", args={"order_id": "#W7"}, result={"status": "delivered", "items": [
+                {"name": "Desk Lamp", "item_id": "41007"}, {"name": "Grill", "item_id": "41147"}]}),
+            Call(tool="return_items", args={"order_id": "#W7", "item_ids": ["41007"]}, result={"ok": True}),
+        ],
+        outcome=Outcome(ok=True, output="Done."),
+        tools={"get_order": TOOLS["get_order"],
+               "return_items": ToolRef(module="shop", qualname="return_items", params=("order_id", "item_ids"))},
+    )
+    template = discover_template(traj)
+    assert not isinstance(template, Rejected)
+    assert template.text == "Return the {item_name} from {order_id}"
+    assert [s.transform for s in template.slots if s.name == "item_name"] == ["title"]
+    assert template.bind("Return the grill from #W9") == {"item_name": "Grill", "order_id": "#W9"}
+    spec = lift(traj, template=template)
+    assert not isinstance(spec, Rejected)
+    assert "pick(order['items'], 'name', item_name)['item_id']" in render_skill(spec)
