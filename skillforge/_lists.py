@@ -101,8 +101,8 @@ class Listing:
         if not all(_SEPARATOR.fullmatch(g) for g in gaps) or len({g.strip() for g in gaps[:-1]}) > 1:
             return None  # the items are not written as one list
         values = [self.params[spans[n]][1] for n in own]
-        if not all(type(v) is str for v in values):
-            return None
+        if not all(type(v) is str for v in values) or any(self.params[spans[n]][3] is not None for n in own):
+            return None  # items the task writes other than as passed on (in lowercase, as a number): one slot each
         for n in own:
             del self.params[spans[n]]
         # the items themselves: named after the argument ("tags"); items that select: after what selects ("item_names")

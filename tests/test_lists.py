@@ -137,3 +137,14 @@ def test_an_answer_that_names_the_items_keeps_one_slot_per_item() -> None:
     one = lift(answered(run("2", ["Tablet"]), "Returned Tablet."), template=WIDE)
     assert isinstance(one, Rejected) and "names an item" in one.reason
 
+
+
+def test_items_written_otherwise_than_passed_on_keep_one_slot_each() -> None:
+    # "desk lamp; water bottle" name "Desk Lamp" and "Water Bottle": each a slot of its own (title-cased),
+    # since a list slot passes its items on as written
+    traj = run("7", ["Desk Lamp", "Water Bottle"])
+    traj = Trajectory(task="Return #W7: desk lamp; water bottle;", calls=traj.calls, outcome=traj.outcome, tools=TOOLS)
+    template = discover_template(traj)
+    assert not isinstance(template, Rejected)
+    assert template.text == "Return {order_id}: {item_name}; {item_name_2};"
+    assert not isinstance(lift(traj, template=template), Rejected)
