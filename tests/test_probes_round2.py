@@ -309,6 +309,24 @@ def test_r24_a_name_that_is_not_the_order_owners_after_five_customers(tmp_path: 
     check(forge, "I am Ola Berg. Cancel order #20.", world("20", "C-9", "Ann"))  # not hers: the agent refuses
 
 
+# -- R25. a list of items the task names: one of them was returned already ----------------------------
+
+def test_r25_one_of_the_items_named_was_returned_already(tmp_path: Path) -> None:
+    catalog = [("MUG-1", "Mug"), ("LAMP-2", "Desk Lamp"), ("KET-3", "Kettle"), ("BAG-4", "Tote Bag")]
+
+    def world(order_id: str, returned: set[str]) -> dict[str, Any]:
+        items = [{"sku": f"{sku}-{order_id}", "name": name, "status": "returned" if name in returned else "delivered"}
+                 for sku, name in catalog]
+        return orders(**{order_id: {"status": "delivered", "items": items}})
+
+    forge = forge_for(tmp_path)
+    # every order holds a returned item the task does not name, so only the named items' facts tell
+    learn(forge, "Return from order #5: Mug; Desk Lamp; ", world("5", {"Tote Bag"}))
+    served = check(forge, "Return from order #6: Kettle; Mug; Desk Lamp; ", world("6", {"Tote Bag"}))
+    assert served.result.source == "skill"  # a list of another length: the same skill
+    check(forge, "Return from order #8: Mug; Tote Bag; ", world("8", {"Tote Bag"}))  # returned already: refused
+
+
 # -- open findings ---------------------------------------------------------------------------------
 # Probes that still replay wrongly, each with what the learner is missing. Strict: a fix that
 # makes one pass fails the suite until its line is removed here, so the list stays true.

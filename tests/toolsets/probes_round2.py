@@ -114,6 +114,12 @@ def create_return(order_id: str, category: str, comment: str) -> dict:
     return {"status": "return opened"}
 
 
+def return_items(order_id: str, skus: list[str]) -> dict:
+    """Return some items of a delivered order (the agent checks none was returned before)."""
+    _write("return_items", order_id=order_id, skus=list(skus))
+    return {"status": "return started"}
+
+
 def withdraw(account_id: str, amount: float) -> dict:
     """Withdraw an amount from an account (the ledger does not check the balance)."""
     _write("withdraw", account_id=account_id, amount=amount)
@@ -182,7 +188,7 @@ def change_email(customer_id: str, email: str) -> dict:
 
 READS = [get_order, get_customer, get_account, get_user, search_users, get_ticket, search_flights, get_loan]
 WRITES = [
-    refund, request_approval, cancel_order, create_return, withdraw, customer_withdraw, enable_feature,
+    refund, request_approval, cancel_order, create_return, return_items, withdraw, customer_withdraw, enable_feature,
     add_to_group, reset_password, book_flight, page_oncall, assign_ticket, close_ticket, extend_loan, change_email,
 ]
 
@@ -226,6 +232,18 @@ def probe_agent(t: dict[str, Any]):
                 return f"Order {order_id} is not yours, so I cannot cancel it."
             tools.cancel_order(order_id=order_id)
             return f"Cancelled order {order_id}."
+
+        # R25: return the items named, unless one of them was returned already
+        m = re.match(r"Return from order #(\d+): ((?:[A-Z][a-z]+(?: [A-Z][a-z]+)?; )+)$", task)
+        if m:
+            order_id, names = m.group(1), [n for n in m.group(2).split("; ") if n]
+            order = tools.get_order(order_id=order_id)
+            items = [next(i for i in order["items"] if i["name"] == n) for n in names]
+            done = [i["name"] for i in items if i["status"] != "delivered"]
+            if done:
+                return f"{_natural(done)} from order {order_id} cannot be returned again."
+            tools.return_items(order_id=order_id, skus=[i["sku"] for i in items])
+            return f"Return started for order {order_id}."
 
         # R02 / R18: cancel unless it has already left the warehouse
         m = re.match(r"Cancel order #(\d+)\.?$", task)
