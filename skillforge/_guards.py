@@ -63,7 +63,7 @@ from ._values import (
     walk_exprs,
 )
 
-__all__ = ["EACH", "collect_values", "collection", "core", "digits", "enum_like", "rank", "near", "resolve", "derive_guards", "refs_in", "token_shape", "value_kind", "walk_exprs"]
+__all__ = ["EACH", "OBSERVED", "fact_key", "collect_values", "collection", "core", "digits", "enum_like", "rank", "near", "resolve", "derive_guards", "refs_in", "token_shape", "value_kind", "walk_exprs"]
 
 
 class _Facts:
@@ -445,6 +445,32 @@ def _numbers(
 
 
 MISSING = "<missing>"  # what a fact observes where its path does not exist in a result
+
+
+# the kinds of fact ``observe`` reads off any run's results (the others are agreements and checks)
+OBSERVED = frozenset({
+    "chosen", "opt", "eq", "member", "near", "equal", "values", "pin", "len", "sign", "textsign", "count", "size",
+    "cmp", "same", "digits", "rank", "keys", "has", "each",
+})
+
+
+def fact_key(g: Guard) -> tuple[Any, ...]:
+    """What a fact is about, its value aside: kind, path, and the task value it relates to (facts
+    of one key in two runs, or for two items of a list, are one fact observed twice)."""
+    if g.kind in ("member", "near", "equal"):
+        return (g.kind, g.path, g.value[0])
+    if g.kind == "cmp":
+        return (g.kind, g.path, g.value[0], g.value[1], *g.value[3:])
+    if g.kind in ("rank", "chosen"):
+        return (g.kind, g.path, g.value[0], g.value[1])
+    if g.kind == "each":
+        return (g.kind, g.value[0], g.value[1], fact_key(g.value[2]))
+    if g.kind == "same":
+        return (g.kind, g.path, g.value)
+    if g.kind in OBSERVED:
+        return (g.kind, g.path)
+    return (g.kind, g.path, repr(g.value))
+
 
 
 def observe(g: Guard, result: Any, params: dict[str, Any], results: list[Any] | None = None) -> Any:

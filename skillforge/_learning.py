@@ -31,7 +31,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from ._guards import MISSING, observe
+from ._guards import MISSING, OBSERVED, fact_key, observe
 from ._lifting import Rejected, Site, expr_at, lift
 from ._names import _fresh, _unnamed, named
 from ._relevance import acted_on
@@ -45,8 +45,8 @@ logger = logging.getLogger(__name__)
 __all__ = ["ATTRIBUTE_RUNS", "generalize", "ignores_data", "merge", "named", "settle", "spec_from_runs", "widened"]
 
 ATTRIBUTE_RUNS = 5  # runs that acted alike, each with another value, before a text fact counts as an attribute
-_SWITCHES = frozenset({"chosen", "opt", "eq", "member", "near", "equal", "values", "pin", "len", "sign", "textsign", "count", "size", "cmp", "same", "digits", "rank", "keys"})  # kept as sets of values
-_OBSERVED = _SWITCHES | {"has", "each"}  # facts that can be read off any run's results
+_OBSERVED = OBSERVED  # facts that can be read off any run's results
+_SWITCHES = OBSERVED - {"has", "each"}  # of those, kept as sets of values
 
 
 _TOKEN = re.compile(r"\s*(?:\{\{|\}\}|\{[^{}]*\}|\w+|[^\w\s])")
@@ -327,7 +327,7 @@ def merge(specs: list[SkillSpec], runs: list[Trajectory]) -> SkillSpec | None:
         facts: dict[tuple[Any, ...], Guard] = {}
         for spec in specs:
             for g in spec.steps[i].guards:
-                facts.setdefault(_fact_key(g), g)
+                facts.setdefault(fact_key(g), g)
         for key, g in facts.items():
             if g.kind not in _OBSERVED:  # an agreement or a check: the same in every run, or no merge
                 if any(g not in spec.steps[i].guards for spec in specs):
@@ -536,23 +536,6 @@ def _as_guard(g: Guard, observed: Any) -> Guard:
     if g.kind in ("values", "pin", "eq", "len", "sign", "textsign", "count", "size", "has", "digits", "keys", "opt"):
         return Guard(g.kind, g.path, g.value if g.kind in ("values", "pin") else observed)
     return g
-
-
-def _fact_key(g: Guard) -> tuple[Any, ...]:
-    """What a fact is about, its value aside: kind, path, and the task value it relates to."""
-    if g.kind in ("member", "near", "equal"):
-        return (g.kind, g.path, g.value[0])
-    if g.kind == "cmp":
-        return (g.kind, g.path, g.value[0], g.value[1], *g.value[3:])
-    if g.kind in ("rank", "chosen"):
-        return (g.kind, g.path, g.value[0], g.value[1])
-    if g.kind == "each":
-        return (g.kind, g.value[0], g.value[1], _fact_key(g.value[2]))
-    if g.kind == "same":
-        return (g.kind, g.path, g.value)
-    if g.kind in _OBSERVED:
-        return (g.kind, g.path)
-    return (g.kind, g.path, repr(g.value))
 
 
 def settle(specs: list[SkillSpec]) -> dict[Site, tuple[Expr, tuple[Expr, ...]]] | None:

@@ -750,7 +750,6 @@ def lift(
     problem = _check_run(traj, importable)
     if problem is not None:
         return problem
-    discovered = template is None
     if template is None:
         found = discover_template(traj, importable=importable)
         if isinstance(found, Rejected):
@@ -775,12 +774,7 @@ def lift(
     tops = [e for _t, a in raw_steps for _k, e in a] + [output]
     for listed, var in sorted({(e.seq.name, e.var) for top in tops for e in walk_exprs(top) if isinstance(e, Each)}):
         items = each_guards(traj, [a for _t, a in raw_steps], output, bound, listed, var)
-        if isinstance(items, str):
-            if discovered:  # a list whose items' facts differ: learn it item by item instead
-                unrolled = discover_template(traj, importable=importable, roll=False)
-                if isinstance(unrolled, Rejected):
-                    return unrolled
-                return lift(traj, name=name, template=unrolled, prefer=prefer, importable=importable)
+        if isinstance(items, str):  # (a template discovered from this run has one slot per item then)
             return Rejected(items)
         for i, gs in enumerate(items):
             guards[i] += [g for g in gs if g not in guards[i]]

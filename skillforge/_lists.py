@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ._guards import derive_guards
+from ._guards import derive_guards, fact_key
 from ._spec import At, Each, Expr, Guard, Param, Where
 from ._trajectory import Trajectory
 from ._values import resolve, walk_exprs
@@ -139,7 +139,7 @@ def each_guards(
         for k, guards in enumerate(per_item):
             for g in guards[i]:
                 if g.kind != "has" and _mentions(g, var):
-                    facts.setdefault(_key(g), [None] * len(per_item))[k] = g
+                    facts.setdefault(fact_key(g), [None] * len(per_item))[k] = g
         here: list[Guard] = []
         for seen in facts.values():
             first = next(g for g in seen if g is not None)
@@ -171,15 +171,6 @@ def _mentions(x: Any, var: str) -> bool:
     if hasattr(x, "__dataclass_fields__"):
         return any(_mentions(getattr(x, f), var) for f in x.__dataclass_fields__)
     return False
-
-
-def _key(g: Guard) -> tuple[Any, ...]:
-    """What a fact is about, its observed value aside."""
-    if g.kind in ("member", "near", "equal"):
-        return (g.kind, g.path, g.value[0])
-    if g.kind in ("cmp", "rank", "chosen", "same"):
-        return (g.kind, g.path, repr(g.value[:2]))
-    return (g.kind, g.path)
 
 
 def _nested(g: Guard, var: str, result: Any, params: dict[str, Any]) -> tuple[Any, ...] | None:

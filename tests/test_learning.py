@@ -30,10 +30,12 @@ def run(order_id: str, order: dict[str, Any], task: str | None = None) -> Trajec
     )
 
 
-def learn(runs: list[Trajectory]) -> Any:
+def learn(runs: list[Trajectory], name: str = "refund_order") -> Any:
+    """``(spec, source)`` of the skill learned from ``runs`` under the first run's template, proven on
+    every run; ``(Rejected, None)`` if the runs make no one skill."""
     template = discover_template(runs[0])
     assert not isinstance(template, Rejected)
-    spec = spec_from_runs(runs, name="refund_order", template=template)
+    spec = spec_from_runs(runs, name=name, template=template)
     if isinstance(spec, Rejected):
         return spec, None
     source = render_skill(spec)
@@ -444,3 +446,11 @@ def test_ignored_words_that_say_nothing_read_or_cut_differently_stay_ignored() -
     assert named(template, [c, d]) is template  # one run names the first word, the other the second
     e = run("5", {"customer": {"status": "pending"}}, task="I am Pending Davis. Refund order #5")
     assert named(template, [e]) is template  # a status word read is a program's vocabulary, not a name
+
+
+def test_a_name_read_under_a_field_named_like_a_builtin_or_a_tool_gets_a_name_of_its_own() -> None:
+    template = TaskTemplate("I am {_2}. Refund order #{order_id}", [Slot("order_id", "digits", "str", None, "9"), Slot("_2", "ignored", "str", None, "Aa Aa")])
+    a = run("1", {"customer": {"format": "Raj", "get_order": "Davis"}}, task="I am Raj Davis. Refund order #1")
+    wider = named(template, [a])
+    # neither shadows the builtin format() nor the tool get_order the skill imports
+    assert wider.text == "I am {format_said} {get_order_2}. Refund order #{order_id}"

@@ -9,9 +9,9 @@ import pytest
 from skillforge._codegen import render_skill
 from skillforge._compile import prove_all
 from skillforge._learning import spec_from_runs
-from skillforge._lifting import Rejected, discover_template, lift
+from skillforge._lifting import Rejected, _quoted_item, discover_template, lift
 from skillforge._policy import check_policy
-from skillforge._spec import Each, ListOf, Param, Select
+from skillforge._spec import Const, Each, ListOf, Param, Select
 from skillforge._template import Slot, TaskTemplate
 from skillforge._trajectory import Call, Outcome, ToolRef, Trajectory
 
@@ -53,6 +53,8 @@ def test_a_list_slot_binds_one_item_or_several_separated_as_learned() -> None:
     assert WIDE.bind("Return #W1: Grill; the lamp;") is None  # an item of another shape
     with pytest.raises(ValueError, match="each:"):
         TaskTemplate("Return {items}", [Slot("items", "list", "list", None, "Aa")])
+    with pytest.raises(ValueError, match="empty list separator"):
+        TaskTemplate("Return {items}", [Slot("items", "list", "list", "each:;|", "Aa")])
 
 
 def test_items_side_by_side_in_the_task_become_one_list_parameter() -> None:
@@ -136,6 +138,11 @@ def test_an_answer_that_names_the_items_keeps_one_slot_per_item() -> None:
     # under a list template, such a run is not learned: its answer would be replayed for other items
     one = lift(answered(run("2", ["Tablet"]), "Returned Tablet."), template=WIDE)
     assert isinstance(one, Rejected) and "names an item" in one.reason
+    # nor where the answer says an item as text of its own (no source found for it)
+    each = Each(Param("item_names"), "item_name", Param("item_name"))
+    said = _quoted_item([("return_items", (("skus", each),))], Const("Tablet is on its way back."), {"item_names": ["Tablet"]})
+    assert said is not None and "'Tablet'" in said
+    assert _quoted_item([("return_items", (("skus", each),))], Const("Done."), {"item_names": ["Tablet"]}) is None
 
 
 

@@ -4,11 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from skillforge._codegen import render_skill
-from skillforge._compile import prove_all
-from skillforge._learning import spec_from_runs
-from skillforge._lifting import Rejected, discover_template
 from skillforge._trajectory import Call, Outcome, ToolRef, Trajectory
+from tests.test_learning import learn
 
 TOOLS = {
     "get_order": ToolRef(module="shop", qualname="get_order", read=True, params=("order_id",)),
@@ -35,12 +32,9 @@ def run(order_id: str, order: dict[str, Any], customer: dict[str, Any], *, card_
 
 
 def body(runs: list[Trajectory]) -> str:
-    template = discover_template(runs[0])
-    assert not isinstance(template, Rejected)
-    spec = spec_from_runs(runs, name="refund_order", template=template)
-    assert not isinstance(spec, Rejected), spec
-    source = render_skill(spec)
-    assert prove_all(source, spec, runs) is None
+    """The body of the skill learned from ``runs`` (proven on each)."""
+    spec, source = learn(runs)
+    assert source is not None, spec
     return source.split("def refund_order", 1)[1]
 
 

@@ -14,12 +14,13 @@ import pytest
 from skillforge._codegen import render_skill
 from skillforge._compile import prove_all
 from skillforge._exceptions import GuardFailed
-from skillforge._learning import spec_from_runs, widened
+from skillforge._learning import widened
 from skillforge._lifting import Rejected, discover_template, lift
 from skillforge._spans import TaskSpans
 from skillforge._template import Slot, TaskTemplate, parse_mapping, slot_kind
 from skillforge._trajectory import Call, Outcome, ToolRef, Trajectory
 from skillforge.runtime import pick, updated
+from tests.test_learning import learn as learn_runs
 
 TOOLS = {
     "get_order": ToolRef(module="shop", qualname="get_order", read=True, params=("order_id",)),
@@ -57,12 +58,9 @@ def exchange_run(order_id: str, items: list[tuple[str, str]], which: int, change
 
 
 def learn(runs: list[Trajectory]) -> tuple[Any, str]:
-    template = discover_template(runs[0])
-    assert not isinstance(template, Rejected)
-    spec = spec_from_runs(runs, name="exchange_item", template=template)
-    assert not isinstance(spec, Rejected), spec
-    source = render_skill(spec)
-    assert prove_all(source, spec, runs) is None
+    """``(spec, source)`` of the exchange skill learned from ``runs`` (proven on each)."""
+    spec, source = learn_runs(runs, "exchange_item")
+    assert source is not None, spec
     return spec, source
 
 
