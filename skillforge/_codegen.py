@@ -19,7 +19,7 @@ import jinja2
 
 from ._values import EACH, walk_exprs
 from ._spec import At, Const, DictOf, Each, Expr, Fmt, Guard, Join, Len, ListOf, Neg, Param, Ref, Select, SkillSpec, Update, Where
-from ._template import UNUSED
+from ._template import UNUSED, Slot
 from ._version import __version__
 
 __all__ = ["HEADER_PREFIX", "HASH_PREFIX", "body_hash", "render_skill", "skill_meta", "split_header"]
@@ -101,7 +101,7 @@ class _Renderer:
             case Len(seq):
                 return f"len({self.expr(seq)})"
             case Each(seq, var, body):
-                return f"[{self.expr(body)} for {var} in {self.expr(seq)}]"
+                return f"[{self.expr(body)} for {_names(var)} in {self.expr(seq)}]"
             case Join(seq, sep, path, sort):
                 inside = "".join(f", {k!r}" for k in path)
                 return f"join({self.expr(seq)}, {sep!r}{inside}{', sort=True' if sort else ''})"
@@ -212,8 +212,8 @@ class _Renderer:
             case "each":  # a fact every item of a list the task gives has
                 listed, item, inner = g.value
                 code = self.holds(var, inner)
-                why = f"for every {item} in {listed}: {code}, as when learned"
-                return f"require(all({code} for {item} in {listed}), {why!r})"
+                why = f"for every {_names(item)} in {listed}: {code}, as when learned"
+                return f"require(all({code} for {_names(item)} in {listed}), {why!r})"
             case "chosen":  # a field of the element a predicate picked (the variant an exchange asks for)
                 select, field, learned = g.value
                 code = f"{self.expr(select)}[{field!r}]"
@@ -281,6 +281,9 @@ class _Renderer:
             return f"{target} is {g.value!r}" if g.value is None or type(g.value) is bool else f"{target} == {g.value!r}"
         if g.kind == "keys":
             return f"sorted({target}) == {list(g.value)!r}"
+        if g.kind == "chosen":  # a field of the element a predicate picked
+            code, learned = self.fact_code_of(var, g), g.value[2]
+            return f"{code} is {learned!r}" if learned is None or type(learned) is bool else f"{code} == {learned!r}"
         code = self.fact_code_of(var, g)
         observed = {"equal": 1, "member": 1, "near": 1, "cmp": 2}.get(g.kind)
         observed = g.value if observed is None else g.value[observed]
@@ -341,8 +344,15 @@ class _Renderer:
         lead = f"{step.var} = " if step.var else ""
         args = [(k, self.expr(v), _constant_note(v)) for k, v in step.args]
         lines = [self.guard(callee, g, "".join(f", {k}={code}" for k, code, _ in args)) for g in step.pre]
-        one_line = f"{lead}{callee}(" + ", ".join(f"{k}={code}" for k, code, _ in args) + ")"
-        if len(one_line) + 4 <= _LINE and not any(c for _, _, c in args):
+        if step.each is not None:  # once per item of a list the task gives: the list of what each call returned
+            listed, item = step.each
+            lines.append(f"{lead}[")
+            lines.append(f"    {callee}(" + ", ".join(f"{k}={code}" for k, code, _ in args) + ")")
+            lines.append(f"    for {_names(item)} in {listed}")
+            lines.append("]")
+        elif (one_line := f"{lead}{callee}(" + ", ".join(f"{k}={code}" for k, code, _ in args) + ")") and (
+            len(one_line) + 4 <= _LINE and not any(c for _, _, c in args)
+        ):
             lines.append(one_line)
         else:
             lines.append(f"{lead}{callee}(")
@@ -394,7 +404,7 @@ def _target(var: str, path: tuple[Any, ...]) -> str:
         if isinstance(k, At):  # the key the task names
             out += f"[{k.name}]"
         elif isinstance(k, Where):  # the element the task names
-            out = f"pick({out}, {k.field!r}, {k.name})"
+            out = f"pick({out}, {k.field!r}, {k.name}" + "".join(f", {f!r}, {n}" for f, n in k.also) + ")"
         else:
             out += f"[{k!r}]"
     return out
@@ -488,13 +498,29 @@ def _meta(spec: SkillSpec) -> list[tuple[str, str]]:
     return out
 
 
+def _names(var: str | tuple[str, ...]) -> str:
+    """A comprehension's target: an item, or the parts of a record."""
+    return var if type(var) is str else ", ".join(var)
+
+
+def _annotation(s: Slot) -> str:
+    """A parameter's type: ``list[str]`` for a list, ``list[tuple[str, dict]]`` for a list of records."""
+    if s.type != "list":
+        return s.type
+    return f"list[tuple[{', '.join(p.type for p in s.parts)}]]" if s.parts else "list[str]"
+
+
+def _slot_meta(s: Slot) -> dict[str, Any]:
+    """A slot as its ``SKILL`` entry (an item of a list of records: its template and its parts)."""
+    return {
+        "name": s.name, "kind": s.kind, "type": s.type, **({"transform": s.transform} if s.transform else {}),
+        **({"shape": s.shape} if s.shape else {}), **({"same_as": s.same} if s.same else {}),
+        **({"item": s.item, "parts": [_slot_meta(p) for p in s.parts]} if s.item is not None else {}),
+    }
+
+
 def _meta_items(spec: SkillSpec) -> list[tuple[str, Any]]:
-    slots = [
-        {"name": s.name, "kind": s.kind, "type": s.type, **({"transform": s.transform} if s.transform else {}),
-         **({"shape": s.shape} if s.shape else {}), **({"same_as": s.same} if s.same else {}),
-         **({} if s.kind in UNUSED else {"example": spec.examples.get(s.name)})}
-        for s in spec.slots
-    ]
+    slots = [{**_slot_meta(s), **({} if s.kind in UNUSED else {"example": spec.examples.get(s.name)})} for s in spec.slots]
     tools = {
         name: {
             "module": ref.module,
@@ -533,7 +559,7 @@ def render_skill(spec: SkillSpec) -> str:
         body.extend(r.call(i))
     note = _constant_note(spec.output)
     body.append(f"return {r.expr(spec.output)}{f'  # {note}' if note else ''}")
-    params = [f"{s.name}: {'list[str]' if s.type == 'list' else s.type}" for s in spec.slots if s.kind not in UNUSED]
+    params = [f"{s.name}: {_annotation(s)}" for s in spec.slots if s.kind not in UNUSED]
     if spec.instances:
         params.append("*")
         params.extend(p for p, _ in spec.instances)

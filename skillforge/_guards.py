@@ -35,6 +35,7 @@ from ._spec import At, Expr, Guard, Len, Neg, Param, Ref, Where
 from ._trajectory import Trajectory
 from ._values import (
     _ISO_DATE,
+    bound_item,
     _MAX_NODES,
     _NUMERIC_TEXT,
     _SMALL_INT,
@@ -73,6 +74,7 @@ class _Facts:
         self, params: dict[str, Any], echoes: list[Any], used: frozenset[tuple[Any, ...]] = frozenset(), read: bool = True
     ) -> None:
         self.params = [(n, v) for n, v in params.items() if v is not None and type(v) in (str, int, float) and v != ""]
+        self.dicts = [(n, v) for n, v in params.items() if type(v) is dict and v]  # what the task says of an element
         self.echoes = echoes
         self.used = used  # paths the skill passes on or quotes: data, not a decision's input
         self.read = read
@@ -119,7 +121,7 @@ class _Facts:
             self.out.append(Guard("len", path, "nonempty" if v else "empty"))
             if v and all(type(e) is dict for e in v):
                 self._elements(v, path)
-                for step, part in _keyed(v, self.params):  # the element the task names, less the field that names it
+                for step, part in _keyed(v, self.params, self.dicts):  # the element the task names, less the field that names it
                     self.walk(part, (*path, step), skip=step.field if isinstance(step, Where) else None)
             elif v:
                 self._members(v, path)
@@ -130,7 +132,7 @@ class _Facts:
                 self._members(list(v), path, keys=True)
                 if all(type(e) is dict for e in v.values()):
                     self._elements(list(v.values()), path)
-                for step, part in _keyed(v, self.params):
+                for step, part in _keyed(v, self.params, self.dicts):
                     self.walk(part, (*path, step))
                 return
             if not v:
@@ -138,7 +140,7 @@ class _Facts:
             elif self.read:  # a field the learned record lacked (a hold reason) may be news
                 self.out.append(Guard("keys", path, tuple(sorted(v))))
             flags = len(v) >= 2 and len({type(x) for x in v.values()}) == 1 and type(next(iter(v.values()))) in (bool, int, float)
-            keyed = _keyed(v, self.params)
+            keyed = _keyed(v, self.params, self.dicts)
             for name, value in self.params:
                 if type(value) is str and value in v:
                     self.out.append(Guard("member", path, (name, True)))
@@ -485,7 +487,7 @@ def observe(g: Guard, result: Any, params: dict[str, Any], results: list[Any] | 
         items = params.get(listed)
         if type(items) is not list or not items:
             return MISSING
-        seen = {observe(inner, result, {**params, var: item}, results) for item in items}
+        seen = {observe(inner, result, {**params, **bound_item(var, item)}, results) for item in items}
         return seen.pop() if len(seen) == 1 else MISSING
     if g.kind == "chosen":  # a field of the element a predicate picked
         select, field, _learned = g.value

@@ -35,8 +35,9 @@ from ._guards import MISSING, OBSERVED, fact_key, observe
 from ._lifting import Rejected, Site, expr_at, lift
 from ._names import _fresh, _unnamed, named
 from ._relevance import acted_on
+from ._records import folded_as
 from ._spec import Expr, Guard, SkillSpec, Step, Where
-from ._template import CHOICE, IGNORED, NEGATION, Slot, TaskTemplate, choices, shape_of, union_shape
+from ._template import CHOICE, IGNORED, NEGATION, Slot, TaskTemplate, choices, kind_union, shape_of, union_shape
 from ._trajectory import Trajectory
 from ._values import EACH, enum_like, resolve
 
@@ -76,10 +77,10 @@ def generalize(a: TaskTemplate, b: TaskTemplate) -> TaskTemplate | None:
         return None
     widened: dict[str, Slot] = {}
     for sa, sb in zip(real_a, b.slots, strict=True):  # the same slots; their shapes widen to fit both
-        kind = _kind_union(sa.kind, sb.kind)
-        if kind is None or (sa.name, sa.type, sa.transform, sa.same) != (sb.name, sb.type, sb.transform, sb.same):
+        wide = _wider_slot(sa, sb)
+        if wide is None:
             return None
-        widened[sa.name] = Slot(sa.name, kind, sa.type, sa.transform, union_shape(sa.shape, sb.shape), sa.same)
+        widened[sa.name] = wide
     ta, tb = _TOKEN.findall(a.text), _TOKEN.findall(b.text)
     ops = _coalesced(ta, tb, [op for op in difflib.SequenceMatcher(None, _norm(ta), _norm(tb), autojunk=False).get_opcodes() if op[0] != "equal"])
     by_name = {s.name: s for s in a.slots}
@@ -148,33 +149,39 @@ def generalize(a: TaskTemplate, b: TaskTemplate) -> TaskTemplate | None:
 def widened(a: TaskTemplate, b: TaskTemplate) -> TaskTemplate | None:
     """One template of the same text as ``a`` and ``b`` whose every slot fits what either's did
     (``Aa`` and ``Aa Aa``: either); None if their texts or slots differ otherwise."""
-    if a.text != b.text or [(s.name, s.type, s.transform, s.same) for s in a.slots] != [
-        (s.name, s.type, s.transform, s.same) for s in b.slots
-    ]:
+    if a.text != b.text or len(a.slots) != len(b.slots):
         return None
     if a.slots == b.slots:
         return a
     slots = []
     for sa, sb in zip(a.slots, b.slots, strict=True):
-        kind = _kind_union(sa.kind, sb.kind)
-        if kind is None:
-            return None
-        if sa.kind == CHOICE:
+        if sa.kind == CHOICE and sb.kind == CHOICE and sa.name == sb.name:
             shape = "|".join(sorted(set(choices(sa)) | set(choices(sb)), key=lambda x: (x.lower(), x)))
-        else:
-            shape = union_shape(sa.shape, sb.shape)
-        slots.append(Slot(sa.name, kind, sa.type, sa.transform, shape, sa.same))
+            slots.append(Slot(sa.name, CHOICE, sa.type, sa.transform, shape, sa.same))
+            continue
+        wide = _wider_slot(sa, sb)
+        if wide is None:
+            return None
+        slots.append(wide)
     try:
         return TaskTemplate(a.text, slots)
     except ValueError:
         return None
 
 
-def _kind_union(a: str, b: str) -> str | None:
-    """The kind of a slot that took a value of each kind: the same, or text for a word and words."""
-    if a == b:
-        return a
-    return "text" if {a, b} == {"word", "text"} else None
+def _wider_slot(a: Slot, b: Slot) -> Slot | None:
+    """One slot that takes what either took: the same name, type and normalisation, the shapes
+    (and an item's parts' shapes) widened to fit both."""
+    kind = kind_union(a.kind, b.kind)
+    if kind is None or (a.name, a.type, a.transform, a.same, a.item) != (b.name, b.type, b.transform, b.same, b.item):
+        return None
+    if len(a.parts) != len(b.parts):
+        return None
+    parts = tuple(_wider_slot(pa, pb) for pa, pb in zip(a.parts, b.parts, strict=True))
+    if any(p is None for p in parts):
+        return None
+    return Slot(a.name, kind, a.type, a.transform, union_shape(a.shape, b.shape), a.same, a.item,
+                tuple(p for p in parts if p is not None))
 
 
 def ignores_data(template: TaskTemplate, runs: list[Trajectory]) -> bool:
@@ -312,13 +319,14 @@ def spec_from_runs(
 def merge(specs: list[SkillSpec], runs: list[Trajectory]) -> SkillSpec | None:
     """One skill for runs (``specs[i]`` lifted from ``runs[i]``) that made the same calls from the same sources, or None."""
     first = specs[0]
+    runs = [folded_as(run, [st.each for st in spec.steps], spec.examples) for spec, run in zip(specs, runs, strict=True)]
     for other in specs[1:]:
         if (first.template, _unchosen(first.slots), first.output, first.tools, first.instances, first.alts) != (
             other.template, _unchosen(other.slots), other.output, other.tools, other.instances, other.alts
         ) or len(first.steps) != len(other.steps):
             return None
         for sa, sb in zip(first.steps, other.steps, strict=True):
-            if (sa.tool, sa.args, sa.var, sa.pre, sa.post) != (sb.tool, sb.args, sb.var, sb.pre, sb.post):
+            if (sa.tool, sa.args, sa.var, sa.pre, sa.post, sa.each) != (sb.tool, sb.args, sb.var, sb.pre, sb.post, sb.each):
                 return None
     kept: list[list[Guard]] = []
     varied: list[tuple[int, Guard, list[Any]]] = []  # (step, the fact, what each run observed)
@@ -378,7 +386,7 @@ def merge(specs: list[SkillSpec], runs: list[Trajectory]) -> SkillSpec | None:
             return None
     _combine(kept, varied, len(specs), acted_on(first))
     steps = tuple(
-        Step(tool=s.tool, args=s.args, var=s.var, guards=tuple(kept[i]), pre=s.pre, post=s.post)
+        Step(tool=s.tool, args=s.args, var=s.var, guards=tuple(kept[i]), pre=s.pre, post=s.post, each=s.each)
         for i, s in enumerate(first.steps)
     )
     all_runs: tuple[str, ...] = ()

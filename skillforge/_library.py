@@ -99,8 +99,9 @@ def _slot(meta: dict[str, Any]) -> Slot:
     example = meta.get("example")
     if shape is None and meta.get("transform") is None and type(example) is str and meta["kind"] in _SHAPED_BY_EXAMPLE:
         shape = shape_of(example, meta["kind"])
+    parts = meta.get("parts") or ()
     return Slot(meta["name"], meta["kind"], meta["type"], meta.get("transform"), None if shape == "any" else shape,
-                meta.get("same_as"))
+                meta.get("same_as"), meta.get("item"), tuple(_slot(p) for p in parts) if type(parts) is list else ())
 
 
 _SHAPED_BY_EXAMPLE = frozenset({"digits", "id", "word", "text"})

@@ -27,6 +27,7 @@ from typing import Any
 
 from ._guards import derive_guards, rank
 from ._lists import Listing, each_guards
+from ._records import fold, map_blocks, record_template
 from ._selecting import Selecting, _dig, _singular
 from ._spans import TOKEN_END, TOKEN_START, TaskSpans
 from ._spec import Const, DictOf, Each, Expr, Fmt, Guard, Join, Len, ListOf, Neg, Param, Ref, Select, SkillSpec, Step, Update
@@ -108,8 +109,10 @@ class _Lifter(Selecting, Listing):
         bound: dict[str, Any] | None = None,
         prefer: dict[Site, tuple[Expr, tuple[Expr, ...]]] | None = None,
         roll: bool = True,
+        records: dict[str, tuple[str, ...]] | None = None,
     ) -> None:
         self.traj = traj
+        self.records = records or {}  # template mode: a list of records → the names of an item's parts
         self.roll = roll  # discovery: lists the task writes item by item become one list slot
         self.prefer = prefer or {}  # settled by several runs: the source to use, and the alternatives still open
         self.alts: dict[Site, tuple[Expr, ...]] = {}  # other sources of the same value, for ambiguous choices
@@ -123,7 +126,7 @@ class _Lifter(Selecting, Listing):
         self.results: dict[int, Any] = {}
         self.sorted_lists: set[tuple[int, tuple[str | int, ...], tuple[str | int, ...], str]] = set()  # joins either way
         self.keys: dict[str, tuple[str | int, ...]] = {}  # key of an id-keyed dict in a result → that dict's path
-        self.selected: dict[tuple[int, tuple[str | int, ...]], tuple[Any, Select]] = {}  # list → (index, how chosen)
+        self.selected: dict[tuple[int, tuple[str | int, ...], Any], Select] = {}  # (call, list, index) → how chosen
         self.scalars: list[tuple[str, Expr, int, str]] = []  # (text, expr, priority, format spec)
         self.referenced: set[int] = set()
         self.constants = 0
@@ -209,7 +212,15 @@ class _Lifter(Selecting, Listing):
                 chosen = self._in_selected(c, p)
                 if chosen is not None:
                     return chosen
-        return self._selection(*src, hint=hint) or Ref(*src)
+        first = self._selection(*src, hint=hint)
+        if first is not None or not _is_scalar(value):
+            return first or Ref(*src)
+        for c, p in self.sources.get(key, []):  # the value is in several elements: the one the task names
+            if (c, p) != src:
+                picked = self._selection(c, p, hint=hint)
+                if picked is not None:
+                    return picked
+        return Ref(*src)
 
     def _resolve(self, ref: Ref, hint: str) -> Ref | Select:
         """A reference into a list, as the selected element when the value is there too, or a new selection."""
@@ -282,7 +293,9 @@ class _Lifter(Selecting, Listing):
         if chosen is None:
             found = self._ref(value, hint)
             again = f"{type(value).__name__}:{value!r}" in self.used  # the new item is the old one ("to {}")
-            if again or not (isinstance(found, Select) and any(isinstance(e, Param) for e in walk_exprs(found))):
+            named = isinstance(found, Select) and any(isinstance(e, Param) for e in walk_exprs(found))
+            keyed = isinstance(found, Select) and any(type(k) is str and k in self.keys for k in found.rest)  # ['variants']['42']
+            if again or keyed or not named:
                 chosen = self._matched(value, hint) or found  # the element the task's changes pick, before a bare reference
             else:
                 chosen = found
@@ -650,15 +663,42 @@ def _check_run(traj: Trajectory, importable: bool = True) -> Rejected | None:
     return None
 
 
-def _lift_values(lifter: _Lifter, traj: Trajectory) -> tuple[list[tuple[str, tuple[tuple[str, Expr], ...]]], Expr]:
+def _lift_values(
+    lifter: _Lifter, traj: Trajectory, blocks: dict[int, tuple[int, str]] | None = None
+) -> tuple[list[tuple[str, tuple[tuple[str, Expr], ...]]], Expr, list[tuple[str, str | tuple[str, ...]] | None], list[tuple[int, int]]]:
+    """The steps' arguments and the output, lifted call by call. ``blocks`` (first call → how many
+    calls, which list) are calls that may be one call per item of a list the template binds: each
+    such block whose every argument is one expression of the item (one at least reading it) is one
+    step, a *map step*, whose result is the list of the calls' results; the others are lifted call
+    by call. Also returns, per step, the map's (list, item variable), and the blocks taken."""
     raw_steps: list[tuple[str, tuple[tuple[str, Expr], ...]]] = []
-    for i, call in enumerate(traj.calls):
+    eaches: list[tuple[str, str | tuple[str, ...]] | None] = []
+    taken: list[tuple[int, int]] = []
+    i = 0
+    while i < len(traj.calls):
+        call = traj.calls[i]
+        step = len(raw_steps)
         order = {p: n for n, p in enumerate(traj.tools[call.tool].params)}
         keys = sorted(call.args, key=lambda k: (order.get(k, len(order)), k))  # signature order: key order is not data
-        args = tuple((k, lifter.lift(call.args[k], k, (i, (k,)))) for k in keys)
+        if i in (blocks or {}):
+            n, listed = (blocks or {})[i]
+            group = traj.calls[i : i + n]
+            saved = lifter._state()
+            lifted = [lifter._per_item(listed, [c.args[k] for c in group], (step, (k,))) for k in keys]
+            if lifted and all(x is not None for x in lifted) and any(x[2] for x in lifted if x is not None):
+                raw_steps.append((call.tool, tuple((k, x[1]) for k, x in zip(keys, lifted, strict=True) if x is not None)))
+                eaches.append((listed, next(x[0] for x in lifted if x is not None)))
+                taken.append((i, n))
+                lifter.add_result(step, [c.result for c in group])
+                i += n
+                continue
+            lifter._restore(saved)
+        args = tuple((k, lifter.lift(call.args[k], k, (step, (k,)))) for k in keys)
         raw_steps.append((call.tool, args))
-        lifter.add_result(i, call.result)
-    return raw_steps, lifter.lift(traj.outcome.output, "output", (-1, ()))
+        eaches.append(None)
+        lifter.add_result(step, call.result)
+        i += 1
+    return raw_steps, lifter.lift(traj.outcome.output, "output", (-1, ())), eaches, taken
 
 
 def _under_list(path: tuple[str | int, ...]) -> bool:
@@ -667,24 +707,44 @@ def _under_list(path: tuple[str | int, ...]) -> bool:
 
 def discover_template(traj: Trajectory, *, importable: bool = True, roll: bool = True) -> TaskTemplate | Rejected:
     """The task template of a run: the task with every span an argument or the answer uses as a slot
-    (``roll``: a list written item by item as one list slot, see ``_lists``)."""
+    (``roll``: a list written item by item as one list slot, see ``_lists``; groups of slots written
+    side by side as a list, one list of records, see ``_records``)."""
+    found = _spans_template(traj, importable=importable, roll=roll)
+    if isinstance(found, Rejected) or not roll:
+        return found
+    records = record_template(found)
+    if records is None:
+        return found
+    flat, listed = lift(traj, template=found, importable=importable), lift(traj, template=records, importable=importable)
+    if isinstance(flat, Rejected) or isinstance(listed, Rejected) or listed.constants > flat.constants:
+        return found
+    name = next(s.name for s in records.slots if s.parts)
+    steps = [e for st in listed.steps for _k, top in st.args for e in walk_exprs(top) if isinstance(e, Each) and e.seq.name == name]
+    if not steps and not any(st.each is not None and st.each[0] == name for st in listed.steps):
+        return found  # the groups feed nothing as a list: one slot each
+    if sum(1 for st in listed.steps for g in st.guards if g.kind == "pin") > sum(1 for st in flat.steps for g in st.guards if g.kind == "pin"):
+        return found  # taken by position as a list, by a predicate one by one
+    return records
+
+
+def _spans_template(traj: Trajectory, *, importable: bool = True, roll: bool = True) -> TaskTemplate | Rejected:
     problem = _check_run(traj, importable)
     if problem is not None:
         return problem
     lifter = _Lifter(traj, roll=roll)
-    raw_steps, output = _lift_values(lifter, traj)
+    raw_steps, output, _eaches, _taken = _lift_values(lifter, traj)
     used = _params_used(raw_steps, output)
     values = {name: v for name, v, _kind, _how in lifter.params.values()}
     tops = [e for _t, a in raw_steps for _k, e in a] + [output]
     for listed, var in sorted({(e.seq.name, e.var) for top in tops for e in walk_exprs(top) if isinstance(e, Each)}):
         if isinstance(each_guards(traj, [a for _t, a in raw_steps], output, values, listed, var), str):
-            return discover_template(traj, importable=importable, roll=False)  # items that differ: one slot each
+            return _spans_template(traj, importable=importable, roll=False)  # items that differ: one slot each
     # a span no argument or answer ended up using stays literal text: a slot the skill
     # ignored would let any value through where the run saw this one
     slots_by_span = sorted((span, p) for span, p in lifter.params.items() if p[0] in used)
     if roll and any(b[0][0] < a[0][1] for a, b in zip(slots_by_span, slots_by_span[1:])):
         # an item of a list quoted on its own (an answer naming each item): one slot per item
-        return discover_template(traj, importable=importable, roll=False)
+        return _spans_template(traj, importable=importable, roll=False)
     said: dict[str, str] = {}  # what each value's text says, to tie spans that said the same value
     slots_list = []
     for (s, e), (n, v, kind, how) in slots_by_span:
@@ -758,8 +818,15 @@ def lift(
     bound = template.bind(traj.task)
     if bound is None:
         return Rejected(f"the template {template.text!r} does not bind the task {traj.task!r}")
-    lifter = _Lifter(traj, bound, prefer)
-    raw_steps, output = _lift_values(lifter, traj)
+    records = {s.name: tuple(p.name for p in s.parts) for s in template.slots if s.parts}
+    blocks: dict[int, tuple[int, str]] = {}  # calls that may be one per item of a list the task gives
+    for listed in sorted(n for n, v in bound.items() if type(v) is list and v):
+        for start in map_blocks(traj, len(bound[listed])):
+            blocks.setdefault(start, (len(bound[listed]), listed))
+    lifter = _Lifter(traj, bound, prefer, records=records)
+    raw_steps, output, eaches, taken = _lift_values(lifter, traj, blocks)
+    run_hash = traj.hash
+    traj = fold(traj, taken)  # step k is call k from here on
     tied = _tied_constant(traj, raw_steps, output, bound) or _quoted_item(raw_steps, output, bound)
     if tied is not None:
         return Rejected(tied)
@@ -772,7 +839,8 @@ def lift(
 
     guards = [list(g) for g in derive_guards(traj, [a for _t, a in raw_steps], output, bound)]
     tops = [e for _t, a in raw_steps for _k, e in a] + [output]
-    for listed, var in sorted({(e.seq.name, e.var) for top in tops for e in walk_exprs(top) if isinstance(e, Each)}):
+    lists = {(e.seq.name, e.var) for top in tops for e in walk_exprs(top) if isinstance(e, Each)} | {e for e in eaches if e}
+    for listed, var in sorted(lists, key=repr):
         items = each_guards(traj, [a for _t, a in raw_steps], output, bound, listed, var)
         if isinstance(items, str):  # (a template discovered from this run has one slot per item then)
             return Rejected(items)
@@ -812,14 +880,20 @@ def lift(
                 size = Guard("size", e.seq.path, n)
                 if n == 2 and size not in guards[e.seq.call]:
                     guards[e.seq.call].append(size)
-    for (call, seq_path), (index, select) in sorted(lifter.selected.items(), key=repr):
+    for (call, seq_path, index), select in sorted(lifter.selected.items(), key=repr):
         if not isinstance(select.key, Update):
             continue  # an element the task names by a value: its facts are derived like a result's
         element = _dig(traj.calls[call].result, (*seq_path, index))  # picked by a predicate: what it was
         chosen = Select(select.seq, select.field, select.key, (), select.also)
+        of_item = next(((listed, var) for listed, var in sorted(lists, key=repr) if _reads_item(chosen, var)), None)
         for field in sorted(element) if type(element) is dict else ():
             if field != select.field and _categorical(element[field]):
                 fact = Guard("chosen", (), (chosen, field, element[field]))
+                if of_item is not None:  # the element each item picks: a fact every item's has
+                    if any(g.kind == "each" and g.value[2].kind == "chosen" and g.value[2].value[:2] == (chosen, field)
+                           and g.value[2] != fact for g in guards[call]):
+                        return Rejected(f"the items of {of_item[0]} pick elements that differ in {field!r}")
+                    fact = Guard("each", (), (*of_item, fact))
                 if fact not in guards[call]:
                     guards[call].append(fact)
     for call, pin in _positional_pins(traj, [a for _t, a in raw_steps], output):
@@ -850,6 +924,7 @@ def lift(
             guards=tuple(guards[i]),
             pre=(*(pre_first if i == 0 else ()), *((Guard("check", (), traj.calls[i].pre),) if traj.tools[t].check else ())),
             post=(Guard("postcheck", (), traj.calls[i].post),) if traj.tools[t].post_check else (),
+            each=eaches[i],
         )
         for i, (t, a) in enumerate(raw_steps)
     )
@@ -865,11 +940,16 @@ def lift(
         output=output,
         tools={t: traj.tools[t] for t in sorted({c.tool for c in traj.calls})},
         instances=tuple(instances),
-        runs=(traj.hash,),
+        runs=(run_hash,),
         task=traj.task,
         constants=lifter.constants,
         alts=tuple(sorted(lifter.alts.items(), key=lambda kv: (kv[0][0], repr(kv[0][1])))),
     )
+
+
+def _reads_item(expr: Expr, var: str | tuple[str, ...]) -> bool:
+    names = (var,) if type(var) is str else var
+    return any(isinstance(e, Param) and e.name in names for e in walk_exprs(expr))
 
 
 def _coincidences(

@@ -20,7 +20,7 @@ from typing import Any
 from ._guards import derive_guards, fact_key
 from ._spec import At, Each, Expr, Guard, Param, Where
 from ._trajectory import Trajectory
-from ._values import resolve, walk_exprs
+from ._values import bound_item, resolve, walk_exprs
 
 __all__ = ["Listing", "each_guards", "item_name", "substitute"]
 
@@ -49,6 +49,8 @@ class Listing:
     """Lifting a list of values as ``Each`` over a list parameter. Expects the lifter's state."""
 
     bound: dict[str, Any] | None
+    said: set[str]
+    records: dict[str, tuple[str, ...]]  # template mode: a list of records → the names of an item's parts
     params: dict[tuple[int, int], tuple[str, Any, str, str | None]]
     scalars: list[tuple[str, Expr, int, str]]
     roll: bool
@@ -57,25 +59,46 @@ class Listing:
         """Template mode: ``value`` as the same expression of each item of a list the template binds."""
         if self.bound is None:
             return None
-        call, path = site
         for name, items in list(self.bound.items()):
             if type(items) is not list or len(items) != len(value) or not items:
                 continue
-            var = item_name(name)
             saved = self._state()  # type: ignore[attr-defined]
-            bodies = []
-            for i, (item, v) in enumerate(zip(items, value, strict=True)):
-                self.bound = {var: item, **{k: x for k, x in self.bound.items() if k != var}}
-                bodies.append(self.lift(v, var, (call, (*path, i))))  # type: ignore[attr-defined]
-            self.bound = {k: x for k, x in self.bound.items() if k != var}
-            if all(b == bodies[0] for b in bodies) and Param(var) in walk_exprs(bodies[0]):
-                self.said.add(name)  # type: ignore[attr-defined]
-                used: dict[str, Expr] = self.used  # type: ignore[attr-defined]
-                for key in [k for k, e in used.items() if Param(var) in walk_exprs(e)]:
-                    del used[key]  # the item is no value outside the list (an answer quoting it is no source)
-                return Each(Param(name), var, bodies[0])
+            found = self._per_item(name, value, site)
+            if found is not None and found[2]:
+                return Each(Param(name), found[0], found[1])
             self._restore(saved)  # type: ignore[attr-defined]
         return None
+
+    def _per_item(
+        self, name: str, value: list[Any], site: tuple[int, tuple[str | int, ...]]
+    ) -> tuple[str | tuple[str, ...], Expr, bool] | None:
+        """Each value of ``value`` lifted with the matching item of the list ``name`` bound (its
+        parts, for records): the item's variable, the one expression all values are, and whether
+        it reads the item; None where the values are not one expression."""
+        call, path = site
+        items = (self.bound or {})[name]
+        var: str | tuple[str, ...] = self.records.get(name) or item_name(name)
+        names = (var,) if type(var) is str else var
+        outer = {k: x for k, x in (self.bound or {}).items() if k not in names}
+        bodies = []
+        before: set[str] = set(self.said)  # type: ignore[attr-defined]
+        said = set(before)
+        for i, (item, v) in enumerate(zip(items, value, strict=True)):
+            self.bound = {**bound_item(var, item), **outer}
+            self.said = set(before)  # what an item's values fed is news for each item
+            bodies.append(self.lift(v, names[0], (call, (*path, i))))  # type: ignore[attr-defined]
+            said |= self.said  # type: ignore[has-type]
+        self.bound = outer
+        self.said = said
+        if not all(b == bodies[0] for b in bodies):
+            return None
+        reads = any(Param(n) in walk_exprs(bodies[0]) for n in names)
+        if reads:
+            self.said.add(name)  # type: ignore[attr-defined]
+            used: dict[str, Expr] = self.used  # type: ignore[attr-defined]
+            for key in [k for k, e in used.items() if any(Param(n) in walk_exprs(e) for n in names)]:
+                del used[key]  # the item is no value outside the list (an answer quoting it is no source)
+        return var, bodies[0], reads
 
     def _rolled(self, items: tuple[Expr, ...], hint: str) -> Each | None:
         """Discovery: elements that are one expression of task spans side by side, as one list slot."""
@@ -120,7 +143,7 @@ def each_guards(
     output: Expr,
     bound: dict[str, Any],
     listed: str,
-    var: str,
+    var: str | tuple[str, ...],
 ) -> list[list[Guard]] | str:
     """Per call, the facts of each item of the list ``listed`` (as ``Guard("each", (), (listed, var, fact))``),
     or why the list cannot be one parameter.
@@ -132,7 +155,7 @@ def each_guards(
     items that differ alike: only its own items are evidence for that, so no list is learned.
     """
     rest = {k: v for k, v in bound.items() if k != listed}
-    per_item = [derive_guards(traj, args, output, {var: item, **rest}) for item in bound[listed]]
+    per_item = [derive_guards(traj, args, output, {**bound_item(var, item), **rest}) for item in bound[listed]]
     out: list[list[Guard]] = []
     for i in range(len(traj.calls)):
         facts: dict[tuple[Any, ...], list[Guard | None]] = {}
@@ -143,7 +166,7 @@ def each_guards(
         here: list[Guard] = []
         for seen in facts.values():
             first = next(g for g in seen if g is not None)
-            record = _nested(first, var, traj.calls[i].result, {var: bound[listed][0], **rest})
+            record = _nested(first, var, traj.calls[i].result, {**bound_item(var, bound[listed][0]), **rest})
             if record is not None:  # says which thing each item is: noted once per record, never guarded
                 note = Guard("unguarded", record, ("items",))
                 if note not in here:
@@ -158,12 +181,13 @@ def each_guards(
     return out
 
 
-def _mentions(x: Any, var: str) -> bool:
+def _mentions(x: Any, var: str | tuple[str, ...]) -> bool:
     """Whether a guard (or part of one) reads the item ``var``: a ``Where``/``At`` step or a relation naming it."""
+    names = (var,) if type(var) is str else var
     if isinstance(x, (Where, At, Param)):
-        return x.name == var
+        return x.name in names
     if isinstance(x, Guard):
-        if x.kind in ("member", "near", "equal") and x.value[0] == var:
+        if x.kind in ("member", "near", "equal") and x.value[0] in names:
             return True
         return _mentions(x.path, var) or _mentions(x.value, var)
     if isinstance(x, tuple):
@@ -173,11 +197,12 @@ def _mentions(x: Any, var: str) -> bool:
     return False
 
 
-def _nested(g: Guard, var: str, result: Any, params: dict[str, Any]) -> tuple[Any, ...] | None:
+def _nested(g: Guard, var: str | tuple[str, ...], result: Any, params: dict[str, Any]) -> tuple[Any, ...] | None:
     """The path of the record inside the item a fact is about (``item['options']``, for facts of
     ``item['options']['color']``), or None for the item's own fields (its status, whether its own
     list of refunds is empty)."""
-    k = next((j for j, step in enumerate(g.path) if isinstance(step, (Where, At)) and step.name == var), None)
+    names = (var,) if type(var) is str else var
+    k = next((j for j, step in enumerate(g.path) if isinstance(step, (Where, At)) and step.name in names), None)
     if k is None or len(g.path) - k - 1 < 1:
         return None
     record = g.path[: k + 2]

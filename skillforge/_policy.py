@@ -122,12 +122,15 @@ class _Checker:
                 self.bad(default, "parameters", "defaults must be constants")
         for ann in [a.annotation for a in [*args.posonlyargs, *args.args, *args.kwonlyargs] if a.annotation]:
             plain = isinstance(ann, ast.Name) and ann.id in ("str", "int", "float", "bool", "dict", "list")
-            listed = (  # list[str]: a list the task gives item by item
+            listed = (  # list[str]: a list the task gives item by item; list[tuple[str, dict]]: of records
                 isinstance(ann, ast.Subscript) and isinstance(ann.value, ast.Name) and ann.value.id == "list"
-                and isinstance(ann.slice, ast.Name) and ann.slice.id in ("str", "int", "float")
+                and (_plain(ann.slice) or isinstance(ann.slice, ast.Subscript) and isinstance(ann.slice.value, ast.Name)
+                     and ann.slice.value.id == "tuple" and isinstance(ann.slice.slice, ast.Tuple)
+                     and all(_plain(e) for e in ann.slice.slice.elts))
             )
             if not (plain or listed):
-                self.bad(ann, "annotation", "parameter annotations are limited to str, int, float, bool, dict, list, list[str]")
+                self.bad(ann, "annotation", "parameter annotations are limited to str, int, float, bool, dict, list, "
+                         "list[str] and list[tuple[str, dict, ...]]")
         if node.returns is not None:
             self.bad(node.returns, "annotation", "no return annotation")
         self.body(node.body, top=True)
@@ -205,6 +208,8 @@ class _Checker:
 
     def from_results(self, e: ast.expr) -> bool:
         """Whether ``e`` is a tool call, or a name or subscript rooted in a tool result."""
+        if isinstance(e, ast.ListComp):  # a tool called for each item of a list: a list of its results
+            return isinstance(e.elt, ast.Call) and self.from_results(e.elt)
         if isinstance(e, ast.Call):
             f = e.func
             return (isinstance(f, ast.Name) and f.id in self.imported) or (
@@ -230,17 +235,19 @@ class _Checker:
         gen = n.generators[0]
         if gen.ifs or gen.is_async:
             self.bad(n, "comprehension", "no 'if' or 'async for' in a comprehension")
-        if not isinstance(gen.target, ast.Name):
-            self.bad(gen.target, "comprehension", "a comprehension goes over one plain name")
-            return
         over_param = isinstance(gen.iter, ast.Name) and gen.iter.id in self.params
+        targets = gen.target.elts if isinstance(gen.target, ast.Tuple) and over_param else [gen.target]
+        if not targets or not all(isinstance(t, ast.Name) for t in targets):  # the parts of a record: names too
+            self.bad(gen.target, "comprehension", "a comprehension goes over one plain name (or the names of a record's parts)")
+            return
         if not over_param and (not self.from_results(gen.iter) or isinstance(gen.iter, ast.Call)):
             self.bad(gen.iter, "comprehension", "comprehensions may only go over a parameter or values that came from tool results")
-        if gen.target.id in self.params:
-            self.bad(gen.target, "shadowing", f"{gen.target.id!r} would shadow a parameter")
-        self.bind(gen.target, gen.target.id)
-        if not over_param:
-            self.result_vars.add(gen.target.id)
+        for t in [t for t in targets if isinstance(t, ast.Name)]:
+            if t.id in self.params:
+                self.bad(t, "shadowing", f"{t.id!r} would shadow a parameter")
+            self.bind(t, t.id)
+            if not over_param:
+                self.result_vars.add(t.id)
 
     def node(self, n: ast.AST) -> None:
         if isinstance(n, ast.Name):
@@ -285,6 +292,10 @@ def _is_sequence(e: ast.expr) -> bool:
     return isinstance(e, (ast.List, ast.Tuple, ast.JoinedStr)) or (
         isinstance(e, ast.Constant) and isinstance(e.value, (str, bytes))
     )
+
+
+def _plain(e: ast.expr) -> bool:
+    return isinstance(e, ast.Name) and e.id in ("str", "int", "float", "dict")
 
 
 def check_policy(

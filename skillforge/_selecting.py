@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ._spec import Expr, Param, Ref, Select, Update
+from ._values import one
 
 if TYPE_CHECKING:
     from ._spans import TaskSpans
@@ -28,7 +29,7 @@ class Selecting:
 
     results: dict[int, Any]
     sources: dict[str, list[tuple[int, tuple[str | int, ...]]]]
-    selected: dict[tuple[int, tuple[str | int, ...]], tuple[Any, Select]]
+    selected: dict[tuple[int, tuple[str | int, ...], Any], Select]
     referenced: set[int]
     task_dicts: list[tuple[int, int, dict[str, Any]]]
     bound: dict[str, Any] | None
@@ -38,8 +39,11 @@ class Selecting:
     def _param(self, value: Any, hint: str) -> Param | None:  # pragma: no cover - the lifter's
         raise NotImplementedError
 
+    def _resolve(self, ref: Ref, hint: str) -> Ref | Select:  # pragma: no cover - the lifter's
+        raise NotImplementedError
+
     def _in_selected(self, call: int, path: tuple[str | int, ...]) -> Select | None:
-        for (c, seq_path), (index, select) in self.selected.items():
+        for (c, seq_path, index), select in self.selected.items():
             n = len(seq_path)
             if c == call and path[:n] == seq_path and len(path) > n and path[n] == index:
                 return Select(select.seq, select.field, select.key, path[n + 1 :], select.also)
@@ -62,8 +66,10 @@ class Selecting:
             v = element[field]
             if rest[:1] == (field,) or not (type(v) is str and len(v) >= 2 or type(v) is dict and v):
                 continue  # selecting by the very field read would say nothing
-            if sum(1 for e in seq if e.get(field) == v) != 1:
-                continue
+            if not one([e for e in seq if e.get(field) == v]) and not one([
+                e for e in seq if e.get(field) == v and all(e.get(f) == element[f] for f in self._said_dicts(element, field, rest))
+            ]):
+                continue  # neither the field nor it and the dicts the task gives of the element pick it out
             hint_of = f"{_singular(str(owner))}_{field}"
             chosen = self._param(v, hint_of) if type(v) is dict else self._param(v, hint_of) or self._earlier(v, call)
             if chosen is not None:
@@ -73,9 +79,23 @@ class Selecting:
                     and (p := self._param(element[f], f"{_singular(str(owner))}_{f}")) is not None
                 )
                 select = Select(Ref(call, path[:k]), field, chosen, path[k + 1 :], also)
-                self.selected[(call, path[:k])] = (path[k], select)
+                self.selected[(call, path[:k], path[k])] = select
                 return select
         return None
+
+    def _said_dicts(self, element: dict[str, Any], field: str, rest: tuple[str | int, ...]) -> list[str]:
+        """The other fields of ``element`` holding a dict the task writes out (an item's options)."""
+        out = []
+        for f in sorted(element):
+            v = element[f]
+            if f == field or rest[:1] == (f,) or type(v) is not dict or not v:
+                continue
+            if self.bound is not None:
+                if any(type(b) is dict and b == v for b in self.bound.values()):
+                    out.append(f)
+            elif self.spans.find(v) is not None:
+                out.append(f)
+        return out
 
     def _matched(self, value: Any, hint: str) -> Select | None:
         """A value inside one element of a collection (a product's variants), as the element whose
@@ -97,7 +117,7 @@ class Selecting:
                     target = element[field]
                     if type(target) is not dict or not target or p[j + 1 : j + 2] == (field,):
                         continue
-                    if sum(1 for e in members if type(e) is dict and e.get(field) == target) != 1:
+                    if not one([e for e in members if type(e) is dict and e.get(field) == target]):
                         continue
                     for start, end, change in self.task_dicts:
                         if self._claimed(start, end, change) or not all(k in target and target[k] == v for k, v in change.items()):
@@ -108,8 +128,10 @@ class Selecting:
                         said = self._param(change, f"{hint}_changes")
                         if said is None:
                             continue
-                        select = Select(Ref(c, p[:j]), field, Update(base, said), p[j + 1 :])
-                        self.selected[(c, p[:j])] = (p[j], select)
+                        # the collection itself read from a list (the product of each item): by what picks it
+                        seq = self._resolve(Ref(c, p[:j]), hint) if any(type(k) is int for k in p[:j]) else Ref(c, p[:j])
+                        select = Select(seq, field, Update(base, said), p[j + 1 :])
+                        self.selected[(c, p[:j], p[j])] = select
                         self.referenced.add(c)
                         return select
         return None

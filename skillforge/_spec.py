@@ -116,11 +116,12 @@ class Each:
     """The same expression for every item of a list the task gives, in the task's order.
 
     Rendered ``[pick(order['items'], 'name', item_name)['item_id'] for item_name in item_names]``:
-    ``body`` reads the item as ``Param(var)``.
+    ``body`` reads the item as ``Param(var)``. Over a list of records ``var`` names each part
+    (``('item_name', 'changes')``: ``for item_name, changes in items``).
     """
 
     seq: Param
-    var: str
+    var: str | tuple[str, ...]
     body: Expr
 
 
@@ -143,6 +144,7 @@ class Where:
 
     field: str
     name: str
+    also: tuple[tuple[str, str], ...] = ()  # more (field, task value) pairs where ``field`` alone names several
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,6 +173,7 @@ class Step:
     guards: tuple[Guard, ...] = ()
     pre: tuple[Guard, ...] = ()
     post: tuple[Guard, ...] = ()
+    each: tuple[str, str | tuple[str, ...]] | None = None  # called once per item of a list the task gives: (list, var)
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,7 @@ __all__ = [
     "separator_regex",
     "shape_regex",
     "union_shape",
+    "kind_union",
     "literal_tokens",
     "slot_kind",
     "transform",
@@ -203,6 +204,13 @@ def _token_shape(text: str) -> str:
             continue  # a run
         out.append(c)
     return "".join(out)
+
+
+def kind_union(a: str, b: str) -> str | None:
+    """The kind of a slot that took a value of each kind: the same, or text for a word and words."""
+    if a == b:
+        return a
+    return "text" if {a, b} == {"word", "text"} else None
 
 
 def union_shape(a: str | None, b: str | None) -> str | None:
@@ -434,10 +442,12 @@ class Slot:
 
     name: str
     kind: str
-    type: str  # "str" | "int" | "float" | "dict"
+    type: str  # "str" | "int" | "float" | "dict" | "list"
     transform: str | None = None
     shape: str | None = None
     same: str | None = None
+    item: str | None = None  # a list of records: one item's template ("{item_name} {item_options} to {changes}")
+    parts: tuple[Slot, ...] = ()  # the slots of ``item``, in its order; an item binds as a tuple of their values
 
 
 _NO_SLOT = Slot("", "", "")
@@ -504,6 +514,30 @@ def _keys(sample: str, choice_slots: list[Slot]) -> tuple[str, ...]:
     return tuple(sorted({shape_key(c) for c in combos}))
 
 
+def _item_template(slot: Slot) -> TaskTemplate:
+    """The template of one item of a list of records, checked: its parts are data slots of their own."""
+    names = [f for _l, f, _s, _c in string.Formatter().parse(slot.item or "") if f is not None]
+    if sorted(names) != sorted(p.name for p in slot.parts) or len(set(names)) != len(names) or len(names) < 2:
+        raise ValueError(f"list slot {slot.name!r}: its item {slot.item!r} must name each of its parts once, at least two")
+    if any(p.kind in UNUSED or p.kind == LIST or p.same is not None for p in slot.parts):
+        raise ValueError(f"list slot {slot.name!r}: an item's parts are values (no choice, ignored text, list or same_as)")
+    return TaskTemplate(slot.item or "", [next(p for p in slot.parts if p.name == n) for n in names])
+
+
+def _records(raw: str, sub: TaskTemplate, first: re.Pattern[str]) -> list[tuple[Any, ...]] | None:
+    """The items of a list of records as tuples of their parts' values (None if one does not bind)."""
+    out: list[tuple[Any, ...]] = []
+    text: str | None = raw.strip()
+    while text is not None:
+        m = first.fullmatch(text)
+        values = sub.bind(m.group("item")) if m is not None else None
+        if m is None or values is None:
+            return None
+        out.append(tuple(values[p.name] for p in sub.params))
+        text = m.group("rest")
+    return out
+
+
 class TaskTemplate:
     """A compiled task template.
 
@@ -515,7 +549,8 @@ class TaskTemplate:
         True
     """
 
-    __slots__ = ("text", "slots", "regex", "keys", "specificity", "_convert", "_same", "_ignored", "max_chars", "params", "words")
+    __slots__ = ("text", "slots", "regex", "keys", "specificity", "_convert", "_same", "_ignored", "max_chars", "params", "words",
+                 "_records")
 
     def __init__(self, text: str, slots: list[Slot] | tuple[Slot, ...]) -> None:
         self.text = text
@@ -529,6 +564,7 @@ class TaskTemplate:
                     raise ValueError(f"template {text!r} names slot {field_name!r} with no definition")
                 pieces.append(("", field_name))
         regex_parts: list[str] = []
+        records: dict[str, tuple[TaskTemplate, re.Pattern[str]]] = {}  # list of records → (item template, first item and rest)
         sample: list[str] = []  # the template with hot slots filled by a digit: its shape key
         hot = True
         literal_words = 0
@@ -567,8 +603,15 @@ class TaskTemplate:
                 if name in seen:
                     regex_parts.append(f"(?P={name})")
                 elif slot.kind == LIST:  # items of one shape, separated as learned
-                    item = shape_regex(slot.shape, "text") if slot.shape else SLOT_PATTERNS["word"]
                     sep = separator_regex((slot.transform or "each:,")[5:])
+                    if slot.item is not None:  # records: each item of the item template
+                        sub = _item_template(slot)
+                        item = re.sub(r"\(\?P<\w+>", "(?:", sub.regex.pattern)
+                        records[name] = (sub, re.compile(
+                            f"(?P<item>{item})(?:(?:{sep})(?P<rest>(?:{item})(?:(?:{sep})(?:{item}))*))?", re.IGNORECASE | re.DOTALL
+                        ))
+                    else:
+                        item = shape_regex(slot.shape, "text") if slot.shape else SLOT_PATTERNS["word"]
                     regex_parts.append(f"(?P<{name}>(?:{item})(?:(?:{sep})(?:{item}))*)")
                     seen.add(name)
                 else:
@@ -597,8 +640,10 @@ class TaskTemplate:
         # a shaped slot ("#`W`9", "Aa Aa", "words:2-4") is bounded; text of any shape backtracks
         free = sum(1 for s in self.slots if s.kind in ("text", IGNORED) and s.shape is None)
         self.max_chars = 100_000 if free == 0 else 2_000 if free == 1 else 300
+        self._records = records
         self._convert = tuple(
-            (s.name, s.transform, s.type) for s in self.slots if s.transform is not None or s.type in ("int", "float")
+            (s.name, s.transform, s.type) for s in self.slots
+            if s.name not in records and (s.transform is not None or s.type in ("int", "float"))
         )
         for s in self.slots:
             if s.kind == LIST and not (s.transform or "").startswith("each:"):
@@ -622,6 +667,11 @@ class TaskTemplate:
         for name, other in self._same:
             if _said(out[name]) != _said(out[other]):
                 return None  # learned from one value said twice: a task with two values is another shape
+        for name, (sub, first) in self._records.items():
+            items = _records(out[name], sub, first)
+            if items is None:
+                return None
+            out[name] = items
         for name, how, kind in self._convert:
             value = transform(out[name], how) if how is not None else out[name]
             if value is None:

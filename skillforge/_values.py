@@ -14,7 +14,7 @@ from typing import Any
 from ._spec import At, DictOf, Each, Expr, Fmt, Join, Len, ListOf, Neg, Param, Ref, Select, Update, Where
 
 __all__ = [
-    "EACH", "collect_values", "collection", "core", "enum_like", "evaluate", "listing", "near", "refs_in", "resolve",
+    "EACH", "bound_item", "collect_values", "collection", "core", "enum_like", "evaluate", "listing", "near", "refs_in", "resolve",
     "token_shape", "value_kind", "walk_exprs",
 ]
 
@@ -53,7 +53,7 @@ def walk_exprs(expr: Expr) -> Iterator[Expr]:
     """``expr`` and every expression inside it."""
     yield expr
     if isinstance(expr, Select):
-        yield expr.seq
+        yield from walk_exprs(expr.seq)  # a Ref, or the element another selection picked
         yield from walk_exprs(expr.key)
         for _field, also in expr.also:
             yield from walk_exprs(also)
@@ -96,10 +96,33 @@ def evaluate(expr: Expr, results: list[Any], params: dict[str, Any]) -> Any:
         members = list(seq.values()) if type(seq) is dict else seq
         wanted = [(expr.field, evaluate(expr.key, results, params)), *((f, evaluate(v, results, params)) for f, v in expr.also)]
         found = [e for e in members if type(e) is dict and all(f in e and e[f] == v for f, v in wanted)]
-        if len(found) != 1:
+        if not one(found):
             raise KeyError(expr.field)
         return _at(found[0], expr.rest)
     raise ValueError(f"cannot evaluate {expr!r}")
+
+
+def bound_item(var: str | tuple[str, ...], item: Any) -> dict[str, Any]:
+    """The task values one item of a list gives: itself as ``var``, or each part of a record.
+
+    Example:
+        >>> bound_item("tag", "red"), bound_item(("name", "qty"), ("mug", 2))
+        ({'tag': 'red'}, {'name': 'mug', 'qty': 2})
+    """
+    if type(var) is str:
+        return {var: item}
+    return dict(zip(var, item, strict=True)) if isinstance(item, (tuple, list)) and len(item) == len(var) else {}
+
+
+def one(found: list[Any]) -> bool:
+    """Whether the elements a predicate found are one element: exactly one, or copies equal in
+    every field (an order that lists the same item twice), so whichever is taken is the same.
+
+    Example:
+        >>> one([{"id": 1}]), one([{"id": 1}, {"id": 1}]), one([{"id": 1}, {"id": 2}]), one([])
+        (True, True, False, False)
+    """
+    return bool(found) and all(e == found[0] and _same_type(e, found[0]) for e in found[1:])
 
 
 def _at(value: Any, path: tuple[str | int, ...]) -> Any:
@@ -118,9 +141,9 @@ def resolve(value: Any, path: tuple[Any, ...], params: dict[str, Any]) -> Any:
         if isinstance(key, At):
             value = value[params[key.name]]
         elif isinstance(key, Where):
-            want = params[key.name]
-            found = [e for e in value if type(e) is dict and key.field in e and _same_type(e[key.field], want) and e[key.field] == want]
-            if len(found) != 1:
+            wanted = [(key.field, params[key.name]), *((f, params[n]) for f, n in key.also)]
+            found = [e for e in value if type(e) is dict and all(f in e and _same_type(e[f], w) and e[f] == w for f, w in wanted)]
+            if not one(found):
                 raise KeyError(key)
             value = found[0]
         else:
@@ -128,7 +151,7 @@ def resolve(value: Any, path: tuple[Any, ...], params: dict[str, Any]) -> Any:
     return value
 
 
-def _keyed(v: Any, params: list[tuple[str, Any]]) -> list[tuple[At | Where, Any]]:
+def _keyed(v: Any, params: list[tuple[str, Any]], dicts: list[tuple[str, Any]] | None = None) -> list[tuple[At | Where, Any]]:
     """The parts of ``v`` a task value selects: a dict's value under a key the task says, the one
     element of a list of records whose field equals a task value. First match per task value."""
     out: list[tuple[At | Where, Any]] = []
@@ -138,10 +161,28 @@ def _keyed(v: Any, params: list[tuple[str, Any]]) -> list[tuple[At | Where, Any]
         elif type(v) is list and v and all(type(e) is dict for e in v):
             for f in sorted({k for e in v for k in e}):
                 found = [e for e in v if f in e and _same_type(e[f], value) and e[f] == value]
-                if len(found) == 1:
+                also = _also(found, f, dicts or [])  # and what the task's dicts say of it (its options)
+                if also is not None:
+                    out.append((Where(f, name, also[0]), also[1]))
+                    break
+                if one(found):
                     out.append((Where(f, name), found[0]))
                     break
     return out
+
+
+def _also(found: list[Any], field: str, params: list[tuple[str, Any]]) -> tuple[tuple[tuple[str, str], ...], Any] | None:
+    """Among elements that share a field's value, the one whose dict field equals a dict the task gives."""
+    if not found:
+        return None
+    for name, value in params:
+        if type(value) is not dict or not value:
+            continue
+        for f in sorted({k for e in found for k in e} - {field}):
+            picked = [e for e in found if e.get(f) == value]
+            if one(picked):
+                return ((f, name),), picked[0]
+    return None
 
 
 def token_shape(v: Any) -> str:

@@ -10,6 +10,7 @@ from ._exceptions import GuardFailed
 from ._guards import rank as _rank
 from ._values import collect_values
 from ._values import near as _near
+from ._values import one as _one
 from ._tools import current_run
 
 __all__ = ["check", "has", "join", "near", "pick", "rank", "require", "updated", "values"]
@@ -85,7 +86,8 @@ def check(tool: object, learned: object, *, after: bool = False, **args: object)
 
 def pick(seq: object, field: str, value: object, *more: object) -> object:
     """The one element of ``seq`` whose ``field`` equals ``value`` (and each further field, value
-    pair in ``more``); the skill stops if there is not exactly one. A dict's values are its elements.
+    pair in ``more``); the skill stops if there is not exactly one (copies equal in every field
+    count as one). A dict's values are its elements.
 
     Example:
         >>> pick([{"name": "mug", "sku": "M1"}, {"name": "lamp", "sku": "L2"}], "name", "lamp")["sku"]
@@ -99,7 +101,7 @@ def pick(seq: object, field: str, value: object, *more: object) -> object:
         raise GuardFailed(f"expected a list to pick {field} == {value!r} from")
     wanted = [(field, value), *zip(more[::2], more[1::2], strict=True)]
     found = [e for e in seq if type(e) is dict and all(f in e and e[f] == v for f, v in wanted)]
-    if len(found) != 1:
+    if not _one(found):
         how = "no element has" if not found else f"{len(found)} elements have"
         said = " and ".join(f"{f} == {v!r}" for f, v in wanted)
         raise GuardFailed(f"{how} {said}, so which one to use is not the learned decision")

@@ -113,15 +113,22 @@ def test_a_change_no_variant_has_stops_the_skill() -> None:
 def test_two_items_of_one_name_are_told_apart_by_their_options() -> None:
     a = exchange_run("1", [("Shelf", "b1"), ("Shelf", "b2")], 1, {"height": "6 ft"}, "b3", SHELVES)
     _spec, source = learn([a])
-    assert "pick(order['items'], 'options', item_options)['item_id']" in source  # the name says neither
+    # the name says neither on its own: the name and the options the task gives pick it together
+    assert "pick(order['items'], 'name', item_name, 'options', item_options)['item_id']" in source
 
 
-def test_two_identical_items_are_picked_by_position_and_the_skill_says_so() -> None:
+def test_two_identical_items_are_one_item_and_two_that_differ_are_not() -> None:
+    # an order that lists the same item twice (every field equal): whichever is taken is the same
     a = exchange_run("1", [("Kettle", "k1"), ("Kettle", "k1")], 1, {"color": "blue"}, "k2", KETTLE)
-    _spec, source = learn([a])
+    spec, source = learn([a])
     call = source.split("exchange_result = exchange(", 1)[1]
-    assert "item_id=order['items'][0]['item_id']" in call  # nothing the task says picks one: it is pinned,
-    assert "order['items'] has 2 elements, as when learned (the run took one by position)" in source  # and guarded
+    assert "item_id=pick(order['items'], 'name', item_name, 'options', item_options)['item_id']" in call
+    assert "by position" not in source
+    b = exchange_run("2", [("Kettle", "k1")], 0, {"color": "blue"}, "k2", KETTLE)
+    assert prove_all(source, spec, [b]) is None  # one copy: the same decision
+    with pytest.raises(GuardFailed, match="2 elements have name == 'Kettle'"):  # copies that differ: which one is not known
+        pick([{"name": "Kettle", "item_id": "k1"}, {"name": "Kettle", "item_id": "k9"}], "name", "Kettle")
+    assert pick([{"name": "Kettle", "item_id": "k1"}, {"name": "Kettle", "item_id": "k1"}], "name", "Kettle") == {"name": "Kettle", "item_id": "k1"}
 
 
 def test_pick_takes_every_field_the_task_gives_and_dicts_of_records() -> None:

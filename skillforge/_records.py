@@ -1,0 +1,205 @@
+"""Lists of records: items the task writes as a group of values each, and calls made once per item.
+
+"For #W1, exchange Dumbbell Set {...} to {...}; Bicycle {...} to {...}; via paypal_1." names two
+items, each a name, its options and the change asked for. Discovery gives one slot per value
+(``{item_name} {item_options} to {changes}; {item_name_2} {item_options_2} to {changes_2}``);
+``record_template`` turns groups of slots that repeat side by side, separated as a list is,
+into one slot of kind ``list`` whose item is a template of its own
+(``{items}`` with the item ``{item_name} {item_options} to {changes}``). An item binds as a tuple
+of its parts' values.
+
+A run of such a task reads something for each item (the product of each item to exchange):
+consecutive calls of one read tool, one per item, are a *map step* (``fold``), lifted as one
+step that calls the tool for each item (``[get_product(product_id=...) for ... in items]``) and
+whose result is the list of what each call returned.
+
+Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from typing import Any
+
+from ._template import LIST, UNUSED, Slot, TaskTemplate, kind_union, union_shape
+from ._trajectory import Call, Trajectory
+
+__all__ = ["fold", "folded_as", "map_blocks", "record_template"]
+
+_SEPARATOR = re.compile(r"\s*(?:[,;]|[,;]?\s*\band\b)\s*")
+_NUMBERED = re.compile(r"_\d+(?=_|$)")
+
+
+def map_blocks(traj: Trajectory, n: int) -> list[int]:
+    """Where a run may call one read tool once per item of a list of ``n`` items: the first call of
+    each longest stretch of exactly ``n`` consecutive calls of one read tool with the same
+    arguments' names, none of which failed or carries a tool's own check."""
+    out: list[int] = []
+    i = 0
+    calls = traj.calls
+    while i < len(calls):
+        j = i
+        while j + 1 < len(calls) and _alike(calls[i], calls[j + 1]):
+            j += 1
+        ref = traj.tools.get(calls[i].tool)
+        if j - i + 1 == n and ref is not None and ref.read and not ref.check and not ref.post_check:
+            if all(c.error is None for c in calls[i : j + 1]):
+                out.append(i)
+        i = j + 1
+    return out
+
+
+def _alike(a: Call, b: Call) -> bool:
+    return a.tool == b.tool and sorted(a.args) == sorted(b.args)
+
+
+def fold(traj: Trajectory, blocks: list[tuple[int, int]]) -> Trajectory:
+    """``traj`` with each block of ``n`` calls starting at ``start`` made one call: its arguments
+    the list of each call's, its result the list of each call's result (so that step ``k`` of a
+    skill is call ``k`` of the folded run)."""
+    if not blocks:
+        return traj
+    starts = dict(blocks)
+    calls: list[Call] = []
+    i = 0
+    while i < len(traj.calls):
+        n = starts.get(i)
+        if n is None:
+            calls.append(traj.calls[i])
+            i += 1
+            continue
+        group = traj.calls[i : i + n]
+        calls.append(Call(
+            tool=group[0].tool,
+            args={k: [c.args[k] for c in group] for k in group[0].args},
+            result=[c.result for c in group],
+        ))
+        i += n
+    return Trajectory(task=traj.task, calls=calls, outcome=traj.outcome, tools=traj.tools)
+
+
+def folded_as(traj: Trajectory, each: list[tuple[str, Any] | None], examples: dict[str, Any]) -> Trajectory:
+    """``traj`` folded as a skill lifted from it has its steps (``each``: per step, the list a map
+    step goes over, or None), so that step ``k`` of the skill is call ``k`` of the run."""
+    blocks: list[tuple[int, int]] = []
+    i = 0
+    for e in each:
+        n = len(examples.get(e[0]) or ()) if e is not None else 1
+        if e is not None:
+            blocks.append((i, n))
+        i += n
+    return fold(traj, blocks) if blocks and i == len(traj.calls) else traj
+
+
+def record_template(template: TaskTemplate) -> TaskTemplate | None:
+    """``template`` with the longest stretch of slot groups that repeat side by side as one list of
+    records, or None where there is none.
+
+    A group is two or more slots with the same text between them in every group; groups are
+    separated as a list is (``;``, ``,``, ``and``), the same way but for ``and`` before the last;
+    the slots at one place in each group are of one kind, type and normalisation. The parts are
+    named after the first group's slots (without the numbers that told the groups apart).
+    """
+    pieces = [(lit, name) for lit, name, _s, _c in string.Formatter().parse(template.text)]
+    lits = [lit for lit, _n in pieces]  # the text before each slot, then the text after the last
+    names = [n for _l, n in pieces if n is not None]
+    if len(lits) == len(names):
+        lits.append("")
+    by_name = {s.name: s for s in template.slots}
+    best: tuple[int, int, int, int] | None = None  # (slots covered, -start, size, count)
+    for size in range(2, len(names) // 2 + 1):
+        for start in range(len(names) - 2 * size + 1):
+            count = _groups(names, lits, by_name, start, size)
+            if count >= 2 and (best is None or (count * size, -start) > best[:2]):
+                best = (count * size, -start, size, count)
+    if best is None:
+        return None
+    _cover, neg_start, size, count = best
+    start = -neg_start
+    group = [[by_name[names[start + g * size + j]] for j in range(size)] for g in range(count)]
+    inside = {s.name for g in group for s in g}
+    part_names = _part_names([s.name for s in group[0]], set(by_name) - inside)
+    if part_names is None:
+        return None
+    parts = tuple(
+        Slot(part_names[j], _kinds([g[j].kind for g in group]), group[0][j].type, group[0][j].transform, _union([g[j].shape for g in group]))
+        for j in range(size)
+    )
+    item = "".join(
+        ("" if j == 0 else _escape(lits[start + j])) + "{" + part_names[j] + "}" for j in range(size)
+    )
+    gaps = [lits[start + g * size + size] for g in range(count - 1)]
+    separators = "|".join(sorted({" ".join(g.split()) for g in gaps}))
+    list_name = _list_name(part_names[0], (set(by_name) - inside) | set(part_names))
+    listed = Slot(list_name, LIST, "list", "each:" + separators, None, None, item, parts)
+    text = "".join(_escape(lits[k]) + "{" + names[k] + "}" for k in range(start))
+    text += _escape(lits[start]) + "{" + list_name + "}"
+    text += "".join(_escape(lits[k]) + "{" + names[k] + "}" for k in range(start + count * size, len(names)))
+    text += _escape(lits[len(names)])
+    slots = [listed if s.name == names[start] else s for s in template.slots if s.name not in inside or s.name == names[start]]
+    try:
+        return TaskTemplate(text, slots)
+    except ValueError:
+        return None
+
+
+def _groups(names: list[str], lits: list[str], by_name: dict[str, Slot], start: int, size: int) -> int:
+    """How many groups of ``size`` slots like the one at ``start`` follow one another as a list."""
+    first = [by_name[n] for n in names[start : start + size]]
+    if any(s.kind in UNUSED or s.kind == LIST or s.same is not None for s in first):
+        return 0
+    inner = [lits[start + j] for j in range(1, size)]
+    if any(_SEPARATOR.fullmatch(t) for t in inner):
+        return 0  # values written as a list themselves: not one item's parts
+    count = 1
+    gaps: list[str] = []
+    while start + (count + 1) * size <= len(names):
+        at = start + count * size
+        gap = lits[at]
+        here = [by_name[n] for n in names[at : at + size]]
+        if not _SEPARATOR.fullmatch(gap) or [lits[at + j] for j in range(1, size)] != inner:
+            break
+        if any(kind_union(a.kind, b.kind) is None or (a.type, a.transform) != (b.type, b.transform) or b.same is not None
+               for a, b in zip(first, here, strict=True)):
+            break
+        if gaps and gap.strip() != gaps[0].strip() and "and" not in gap.split():
+            break
+        gaps.append(gap)
+        count += 1
+    return count
+
+
+def _part_names(names: list[str], taken: set[str]) -> list[str] | None:
+    """The first group's slot names without the numbers that told groups apart, unless that is
+    the name of another slot of the template."""
+    out = [bare if (bare := _NUMBERED.sub("", n) or n) == n or bare not in taken else n for n in names]
+    return out if len(set(out)) == len(out) else None
+
+
+def _list_name(first: str, taken: set[str]) -> str:
+    stem = first[: -len("_name")] if first.endswith("_name") and len(first) > 5 else first
+    name = stem + "s"
+    k = 2
+    while name in taken:
+        name = f"{stem}s_{k}"
+        k += 1
+    return name
+
+
+def _kinds(kinds: list[str]) -> str:
+    out = kinds[0]
+    for k in kinds[1:]:
+        out = kind_union(out, k) or out
+    return out
+
+
+def _union(shapes: list[str | None]) -> str | None:
+    out = shapes[0]
+    for s in shapes[1:]:
+        out = union_shape(out, s)
+    return out
+
+
+def _escape(text: str) -> str:
+    return text.replace("{", "{{").replace("}", "}}")
