@@ -321,6 +321,8 @@ class _Renderer:
             return f"rank({target}, {g.value[0]!r}, {g.value[1]!r})"
         if g.kind == "chosen":
             return f"{self.expr(g.value[0])}[{g.value[1]!r}]"
+        if g.kind == "said":  # which of the skill's phrasings the task was said in
+            return "phrasing"
         if g.kind == "same":
             return f"{target} == {_target(self.vars[g.value[0]], g.value[1])}"
         if g.kind == "textsign":
@@ -538,6 +540,8 @@ def _meta_items(spec: SkillSpec) -> list[tuple[str, Any]]:
         ("name", spec.name),
         ("template", spec.template),
         ("slots", slots),
+        *([("phrasings", [{"template": text, "slots": [_slot_meta(x) for x in these]} for text, these in spec.phrasings])]
+          if spec.phrasings else []),
         ("instances", [list(i) for i in spec.instances]),
         ("tools", tools),
         ("runs", list(spec.runs)),
@@ -560,12 +564,14 @@ def render_skill(spec: SkillSpec) -> str:
     note = _constant_note(spec.output)
     body.append(f"return {r.expr(spec.output)}{f'  # {note}' if note else ''}")
     params = [f"{s.name}: {_annotation(s)}" for s in spec.slots if s.kind not in UNUSED]
+    if spec.phrasings:  # which phrasing the task was said in (0: the template, 1: the first of its phrasings, ...)
+        params.append("phrasing: int = 0")
     if spec.instances:
         params.append("*")
         params.extend(p for p, _ in spec.instances)
     n_runs = len(spec.runs)
     text = _env().get_template("skill.py.j2").render(
-        template_doc=_doc_text(spec.template),
+        template_doc="".join([_doc_text(spec.template), *(f"\n   or: {_doc_text(text)}" for text, _slots in spec.phrasings)]),
         runs_phrase=f"{n_runs} recorded run{'s' if n_runs != 1 else ''}",
         task_doc=_doc_text(spec.task),
         imports=_imports(spec),

@@ -74,10 +74,18 @@ class _Replayer:
         return call
 
 
+def _bound(spec: SkillSpec, task: str) -> dict[str, Any] | None:
+    """What the first of ``spec``'s phrasings that binds ``task`` binds."""
+    for k, (text, slots) in enumerate(((spec.template, spec.slots), *spec.phrasings)):
+        params = TaskTemplate(text, list(slots)).bind(task)
+        if params is not None:
+            return {**params, "phrasing": k} if spec.phrasings else params
+    return None
+
+
 def admit(source: str, spec: SkillSpec, traj: Trajectory) -> Compiled | Rejected:
     """Prove that ``source`` reproduces ``traj``; the verdict, never an exception."""
-    template = TaskTemplate(spec.template, list(spec.slots))
-    params = template.bind(traj.task)
+    params = _bound(spec, traj.task)
     if params is None:
         return Rejected(f"the template {spec.template!r} does not bind its own task {traj.task!r}")
     if canonical_json(params) != canonical_json(spec.examples):
@@ -91,18 +99,18 @@ def admit_file(skill: Any, traj: Trajectory) -> Compiled | Rejected:
 
     Used to tell a new circumstance (a new variant) from a run a skill already covers.
     """
-    params = skill.template.bind(traj.task)
-    if params is None:
+    bound = skill.bind(traj.task)
+    if bound is None:
         return Rejected(f"{skill.name}'s template does not bind {traj.task!r}")
+    params = bound[1]
     why = _prove(skill.source, skill.name, params, skill.tools, skill.instances, traj)
     return Rejected(why) if why else Compiled(spec=None, source=skill.source)  # type: ignore[arg-type]
 
 
 def prove_all(source: str, spec: SkillSpec, runs: list[Trajectory]) -> Rejected | None:
     """None if ``source`` reproduces every one of ``runs`` (a skill learned from several); else why not."""
-    template = TaskTemplate(spec.template, list(spec.slots))
     for traj in runs:
-        params = template.bind(traj.task)
+        params = _bound(spec, traj.task)
         if params is None:
             return Rejected(f"the template {spec.template!r} does not bind {traj.task!r}")
         why = _prove(source, spec.name, params, spec.tools, spec.instances, traj)

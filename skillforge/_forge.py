@@ -464,7 +464,7 @@ class Forge(Learning):
                 break  # a write happened: only the agent may continue from here
         last: _Attempt = attempt  # type: ignore[assignment]  # matches is non-empty
         logger.info("skill %s stopped (%s); handing over", last.skill, last.reason)
-        family = matches[0].skill.template
+        family = matches[0].template or matches[0].skill.template  # the phrasing the task was said in
         return self._agent_run(
             task, start, prior=last.calls, skill=last.skill, handover=last.reason, family=family,
             captures=last.captures, post_captures=last.post_captures,

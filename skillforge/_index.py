@@ -33,6 +33,7 @@ class Match:
 
     skill: Any  # SkillFile
     params: dict[str, Any]
+    template: Any = None  # the phrasing that bound the task (a TaskTemplate)
 
 
 def _binding(candidates: Any, task: str) -> list[Match]:
@@ -43,13 +44,25 @@ def _binding(candidates: Any, task: str) -> list[Match]:
     """
     found = []
     for skill in candidates:
-        params = skill.template.bind(task)
-        if params is not None:
-            found.append(Match(skill, params))
+        bound = _bind(skill, task)
+        if bound is not None:
+            found.append(Match(skill, bound[1], bound[0]))
     if len(found) > 1:
-        top = max(m.skill.template.specificity for m in found)
-        found = sorted((m for m in found if m.skill.template.specificity == top), key=lambda m: m.skill.name)
+        top = max(m.template.specificity for m in found)
+        found = sorted((m for m in found if m.template.specificity == top), key=lambda m: m.skill.name)
     return found
+
+
+def _bind(skill: Any, task: str) -> tuple[Any, dict[str, Any]] | None:
+    """The phrasing of ``skill`` that binds ``task`` and its parameters (any object with a ``template``)."""
+    if hasattr(skill, "bind"):
+        return skill.bind(task)  # type: ignore[no-any-return]
+    params = skill.template.bind(task)
+    return None if params is None else (skill.template, params)
+
+
+def _phrasings(skill: Any) -> tuple[Any, ...]:
+    return tuple(getattr(skill, "phrasings", ()) or (skill.template,))
 
 
 def _word_key(words: frozenset[str]) -> str:
@@ -66,43 +79,48 @@ class HotIndex:
         self.by_key: dict[str, list[Any]] = {}
         self.free: dict[str, Any] = {}  # name → skill, for templates with free-text slots
         self.by_word: dict[str, list[Any]] = {}  # a free template under its two longest literal words
-        self._word_of: dict[str, str] = {}
+        self._word_of: dict[str, set[str]] = {}
         self.by_name: dict[str, Any] = {}
         self.by_template: dict[str, list[Any]] = {}  # variants: skills that share a template
 
     def add(self, skill: Any) -> None:
+        """Index ``skill`` under each of its phrasings."""
         self.remove(skill.name)
         self.by_name[skill.name] = skill
-        self.by_template.setdefault(skill.template.text, []).append(skill)
-        keys = skill.template.keys
-        if not keys:
-            self.free[skill.name] = skill
-            word = _word_key(skill.template.words)
-            self.by_word.setdefault(word, []).append(skill)
-            self._word_of[skill.name] = word
-        for key in keys:
-            self.by_key.setdefault(key, []).append(skill)
+        for template in _phrasings(skill):
+            self.by_template.setdefault(template.text, []).append(skill)
+            if not template.keys:
+                self.free[skill.name] = skill
+                word = _word_key(template.words)
+                bucket = self.by_word.setdefault(word, [])
+                if skill not in bucket:
+                    bucket.append(skill)
+                self._word_of.setdefault(skill.name, set()).add(word)
+            for key in template.keys:
+                bucket = self.by_key.setdefault(key, [])
+                if skill not in bucket:
+                    bucket.append(skill)
 
     def remove(self, name: str) -> None:
         old = self.by_name.pop(name, None)
         if old is None:
             return
         self.free.pop(name, None)
-        word = self._word_of.pop(name, None)
-        if word is not None:
+        for word in self._word_of.pop(name, set()):
             bucket = self.by_word.get(word, [])
             bucket[:] = [s for s in bucket if s.name != name]
             if not bucket:
                 self.by_word.pop(word, None)
-        siblings = self.by_template.get(old.template.text, [])
-        siblings[:] = [s for s in siblings if s.name != name]
-        if not siblings:
-            self.by_template.pop(old.template.text, None)
-        for key in old.template.keys:
-            bucket = self.by_key.get(key, [])
-            bucket[:] = [s for s in bucket if s.name != name]
-            if not bucket:
-                self.by_key.pop(key, None)
+        for template in _phrasings(old):
+            siblings = self.by_template.get(template.text, [])
+            siblings[:] = [s for s in siblings if s.name != name]
+            if not siblings:
+                self.by_template.pop(template.text, None)
+            for key in template.keys:
+                bucket = self.by_key.get(key, [])
+                bucket[:] = [s for s in bucket if s.name != name]
+                if not bucket:
+                    self.by_key.pop(key, None)
 
     def find(self, task: str) -> list[Match]:
         bucket = self.by_key.get(shape_key(task))
@@ -120,7 +138,7 @@ class HotIndex:
         seen: dict[str, Any] = {}
         for key in keys:
             for skill in self.by_word.get(key, ()):
-                if skill.template.words <= tokens:
+                if any(t.words <= tokens for t in _phrasings(skill) if not t.keys):
                     seen[skill.name] = skill
         return _binding(seen.values(), task) if seen else []
 
@@ -130,8 +148,9 @@ class HotIndex:
         for n in names:
             skill = self.by_name.get(n)
             if skill is not None:
-                for variant in self.by_template.get(skill.template.text, [skill]):
-                    seen[variant.name] = variant
+                for template in _phrasings(skill):
+                    for variant in self.by_template.get(template.text, [skill]):
+                        seen[variant.name] = variant
         return _binding(seen.values(), task)
 
     def __len__(self) -> int:
@@ -297,7 +316,7 @@ def _embedding_function(kind: str = "hashing") -> Any:
 
 def skill_document(skill: Any) -> str:
     """The text a skill is retrieved by: its template and the task it was learned from."""
-    return f"{skill.template.text}\n{skill.task}"
+    return "\n".join([*(t.text for t in _phrasings(skill)), skill.task])
 
 
 class SemanticIndex:

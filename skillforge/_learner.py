@@ -38,6 +38,31 @@ def _without_captures(spec: SkillSpec) -> Any:
     return replace(spec, steps=steps, runs=(), examples={}, task="")
 
 
+def _phrasings_of(spec: SkillSpec) -> list[TaskTemplate]:
+    """Every template of ``spec``: its own first, then its other phrasings."""
+    return [TaskTemplate(spec.template, list(spec.slots)), *(TaskTemplate(t, list(slots)) for t, slots in spec.phrasings)]
+
+
+def _replaced(skill: SkillFile, template: TaskTemplate) -> tuple[TaskTemplate, tuple[TaskTemplate, ...]]:
+    """``skill``'s phrasings with the one of ``template``'s text (or its first) replaced by ``template``."""
+    every = list(skill.phrasings or (skill.template,))
+    k = next((i for i, t in enumerate(every) if t.text == template.text), 0)
+    every[k] = template
+    return every[0], tuple(every[1:])
+
+
+def _joined(a: list[TaskTemplate], b: list[TaskTemplate]) -> list[TaskTemplate] | None:
+    """The phrasings of two skills made one: those of one text widened to fit both; None if they do not fit."""
+    out = []
+    for t in a:
+        theirs = next((x for x in b if x.text == t.text), None)
+        both = widened(t, theirs) if theirs is not None else t
+        if both is None:
+            return None
+        out.append(both)
+    return out + [x for x in b if all(x.text != t.text for t in a)]
+
+
 class Learning:
     """The learning half of a ``Forge`` (a mixin: it uses the forge's library, index and policy)."""
 
@@ -86,10 +111,13 @@ class Learning:
                 refreshed = self._refreshed(existing, traj)
                 if refreshed is not None:
                     return self._write(*refreshed)
-            if family is None and not any(v.template.bind(traj.task) is not None for v in variants):
+            if family is None and not any(v.bind(traj.task) is not None for v in variants):
                 widened = self._generalized(spec, traj)  # a task no template took: widen one that nearly did
                 if widened is not None:
                     return widened
+                rephrased = self._rephrased(spec, traj)  # or said otherwise: one more phrasing of a skill
+                if rephrased is not None:
+                    return rephrased
             taken = {p.stem for p in self.library.paths()}
             name = spec.name
             i = 2
@@ -146,17 +174,17 @@ class Learning:
         except SkillFileError as e:
             logger.info("cannot merge into %s: %s", existing.name, e)
             return None
-        template = existing.template
+        template = existing.phrasing(mine.text) or existing.template
         if template.bind(traj.task) is None:
-            wider = generalize(existing.template, mine)
-            template = widened(existing.template, mine) or (named(wider, [traj]) if wider else existing.template)
-        return self._from_runs([*runs, traj], existing.name, template)
+            wider = generalize(template, mine)
+            template = widened(template, mine) or (named(wider, [traj]) if wider else template)
+        return self._from_runs([*runs, traj], existing.name, *_replaced(existing, template))
 
     def _from_runs(
-        self, runs: list[Trajectory], name: str, template: TaskTemplate
+        self, runs: list[Trajectory], name: str, template: TaskTemplate, phrasings: tuple[TaskTemplate, ...] = ()
     ) -> tuple[SkillSpec, str, list[Trajectory]] | None:
         """A skill learned from ``runs``, rendered, within the policy and proven on every run; else None."""
-        spec = spec_from_runs(runs, name=name, template=template, importable=self.importable_skills)
+        spec = spec_from_runs(runs, name=name, template=template, importable=self.importable_skills, phrasings=phrasings)
         if isinstance(spec, Rejected):
             return None
         source = render_skill(spec)
@@ -179,9 +207,10 @@ class Learning:
             family = sorted(hot.by_template[text], key=lambda s: s.name)
             if any(v.edited for v in family):
                 continue
-            common: TaskTemplate | None = family[0].template
+            common: TaskTemplate | None = family[0].phrasing(text)
             for v in family[1:]:  # the variants' slots, widened to fit each other's texts
-                common = widened(common, v.template) if common is not None else None
+                theirs = v.phrasing(text)
+                common = widened(common, theirs) if common is not None and theirs is not None else None
             template = generalize(common, mine) if common is not None else None
             template = named(template, [traj]) if template is not None else None
             if template is None or ignores_data(template, [traj]):
@@ -194,7 +223,7 @@ class Learning:
                 every: list[Trajectory] = []
                 for _spec, _source, runs in rewritten:
                     every += [r for r in runs if r.hash not in {e.hash for e in every}]
-                whole = self._from_runs(every, family[0].name, template)
+                whole = self._from_runs(every, family[0].name, *_replaced(family[0], template))
                 if whole is not None:
                     rewritten, absorbed = [whole], family[1:]
             logger.info("%s now also take %r (template %r)", ", ".join(v.name for v in family), traj.task, template.text)
@@ -224,7 +253,7 @@ class Learning:
                 return None
             candidates = [runs] if taken else [[*runs, traj], runs]
             for these in candidates:
-                learned = self._from_runs(these, v.name, template)
+                learned = self._from_runs(these, v.name, *_replaced(v, template))
                 if learned is None:
                     continue
                 out.append(learned)
@@ -246,23 +275,23 @@ class Learning:
             return None
         known = {r.hash for r in runs}
         together = runs + [r for r in theirs if r.hash not in known]
-        template = widened(TaskTemplate(spec.template, list(spec.slots)), other.template)
-        return None if template is None else self._from_runs(together, spec.name, template)
+        every = _joined(_phrasings_of(spec), list(other.phrasings or (other.template,)))
+        return None if every is None else self._from_runs(together, spec.name, every[0], tuple(every[1:]))
 
     def _narrower(self, spec: SkillSpec, skip: list[SkillFile]) -> list[SkillFile]:
         """Skills of another template text, with the same tools, whose first task ``spec``'s template binds."""
-        template = TaskTemplate(spec.template, list(spec.slots))
+        every = _phrasings_of(spec)
         names = {s.name for s in skip} | {spec.name}
-        out = []
+        out: dict[str, SkillFile] = {}
         for text, skills in sorted(self._index().by_template.items()):
-            if text == spec.template:
+            if any(t.text == text for t in every):
                 continue
             for other in skills:
-                if other.name not in names and not other.edited and set(other.tools) == set(spec.tools) and (
-                    template.bind(other.task) is not None
+                if other.name not in names and not other.edited and set(other.tools) == set(spec.tools) and any(
+                    t.bind(other.task) is not None for t in every
                 ):
-                    out.append(other)
-        return sorted(out, key=lambda s: s.name)
+                    out[other.name] = other
+        return sorted(out.values(), key=lambda s: s.name)
 
     def _subsumed(
         self, spec: SkillSpec, runs: list[Trajectory], other: SkillFile
@@ -272,11 +301,11 @@ class Learning:
             theirs = [self.library.load_run(h) for h in other.runs]
         except SkillFileError:
             return None
-        template = TaskTemplate(spec.template, list(spec.slots))
-        if any(template.bind(r.task) is None for r in theirs):
+        every = _phrasings_of(spec)
+        if any(all(t.bind(r.task) is None for t in every) for r in theirs):
             return None
         known = {r.hash for r in runs}
-        return self._from_runs(runs + [r for r in theirs if r.hash not in known], spec.name, template)
+        return self._from_runs(runs + [r for r in theirs if r.hash not in known], spec.name, every[0], tuple(every[1:]))
 
     def _refreshed(self, existing: SkillFile, traj: Trajectory) -> tuple[SkillSpec, str, list[Trajectory]] | None:
         """``existing`` learned again from ``traj`` when only its tools' check captures changed.
@@ -291,8 +320,12 @@ class Learning:
             runs = [self.library.load_run(h) for h in existing.runs]
         except SkillFileError:
             return None
-        old = spec_from_runs(runs, name=existing.name, template=existing.template, importable=self.importable_skills)
-        new = lift(traj, name=existing.name, template=existing.template, importable=self.importable_skills)
+        every = existing.phrasings or (existing.template,)
+        old = spec_from_runs(runs, name=existing.name, template=every[0], importable=self.importable_skills, phrasings=every[1:])
+        bound = existing.bind(traj.task)
+        if bound is None:
+            return None
+        new = lift(traj, name=existing.name, template=bound[0], importable=self.importable_skills)
         if isinstance(old, Rejected) or isinstance(new, Rejected) or not any(s.pre or s.post for s in new.steps):
             return None
         if _without_captures(old) != _without_captures(new):
@@ -301,6 +334,37 @@ class Learning:
         if self.policy_violations(source, new.name, new.instances) or prove_all(source, new, [traj]) is not None:
             return None
         return new, source, [traj]
+
+    def _rephrased(self, spec: SkillSpec, traj: Trajectory) -> Compiled | None:
+        """A skill that does what this run did, asked in other words: the run's template becomes one
+        more of its phrasings (one file per intent, however people put it).
+
+        Candidates take the same parameters and tools and made the same calls from the same
+        sources in their first run; the runs must then make one skill (``merge``) under the
+        candidate's phrasings and this one, proven on every run. Hand-edited files are left alone.
+        """
+        mine = TaskTemplate(spec.template, list(spec.slots))
+        wanted = sorted((s.name, s.type) for s in mine.params)
+        calls = [(s.tool, s.args) for s in spec.steps]
+        for other in sorted(self._index().by_name.values(), key=lambda s: s.name):
+            if other.edited or set(other.tools) != set(spec.tools) or other.phrasing(mine.text) is not None:
+                continue
+            if sorted((s.name, s.type) for s in other.template.params) != wanted:
+                continue
+            try:
+                runs = [self.library.load_run(h) for h in other.runs]
+            except SkillFileError:
+                continue
+            bound = other.bind(runs[0].task) if runs else None
+            first = lift(runs[0], template=bound[0], importable=self.importable_skills) if bound else None
+            if first is None or isinstance(first, Rejected) or [(s.tool, s.args) for s in first.steps] != calls:
+                continue  # another program: not the same intent
+            every = other.phrasings or (other.template,)
+            learned = self._from_runs([*runs, traj], other.name, every[0], (*every[1:], mine))
+            if learned is not None:
+                logger.info("%s now also takes tasks said as %r", other.name, mine.text)
+                return self._write(*learned)
+        return None
 
     def _write(self, spec: SkillSpec, source: str, runs: list[Trajectory]) -> Compiled:
         path = self.library.write(spec.name, source, runs, package=self.importable_skills)

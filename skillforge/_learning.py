@@ -28,6 +28,7 @@ from __future__ import annotations
 import difflib
 import logging
 import re
+from dataclasses import replace
 from collections.abc import Callable
 from typing import Any
 
@@ -43,8 +44,9 @@ from ._values import EACH, enum_like, resolve
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["ATTRIBUTE_RUNS", "generalize", "ignores_data", "merge", "named", "settle", "spec_from_runs", "widened"]
+__all__ = ["ATTRIBUTE_RUNS", "PHRASING", "generalize", "ignores_data", "merge", "named", "settle", "spec_from_runs", "widened"]
 
+PHRASING = "phrasing"  # the parameter of a skill of several phrasings that says which one the task was said in
 ATTRIBUTE_RUNS = 5  # runs that acted alike, each with another value, before a text fact counts as an attribute
 _OBSERVED = OBSERVED  # facts that can be read off any run's results
 _SWITCHES = OBSERVED - {"has", "each"}  # of those, kept as sets of values
@@ -287,12 +289,27 @@ def _norm(tokens: list[str]) -> list[str]:
 
 
 def spec_from_runs(
-    runs: list[Trajectory], *, name: str, template: TaskTemplate, importable: bool = True
+    runs: list[Trajectory], *, name: str, template: TaskTemplate, importable: bool = True,
+    phrasings: tuple[TaskTemplate, ...] = (),
 ) -> SkillSpec | Rejected:
-    """The spec of a skill learned from several runs (in order), as its file is rendered."""
+    """The spec of a skill learned from several runs (in order), as its file is rendered.
+
+    ``phrasings`` are other templates of the same task (the same parameters, said otherwise):
+    each run is lifted with the first of ``template`` and them that binds its task, and the
+    runs make one skill if they made the same calls from the same sources.
+    """
+    every = (template, *phrasings)
+
+    def lifted(traj: Trajectory, prefer: Any = None) -> SkillSpec | Rejected:
+        k = next((i for i, t in enumerate(every) if t.bind(traj.task) is not None), 0)
+        one = lift(traj, name=name, template=every[k], prefer=prefer, importable=importable)
+        if phrasings and not isinstance(one, Rejected):  # which phrasing the task was said in: a fact of the run
+            one = replace(one, examples={**one.examples, PHRASING: k})
+        return one
+
     specs: list[SkillSpec] = []
     for traj in runs:
-        one = lift(traj, name=name, template=template, importable=importable)
+        one = lifted(traj)
         if isinstance(one, Rejected):
             return one
         specs.append(one)
@@ -302,27 +319,34 @@ def spec_from_runs(
             return Rejected("the runs disagree on where a value comes from")
         specs = []
         for traj in runs:
-            one = lift(traj, name=name, template=template, prefer=prefer, importable=importable)
+            one = lifted(traj, prefer)
             if isinstance(one, Rejected):
                 return one
             specs.append(one)
     if not specs:
         return Rejected("a skill needs at least one run")
+    extra = tuple((t.text, t.slots) for t in phrasings)
     if len(specs) == 1:
-        return specs[0]
-    merged = merge(specs, runs)
+        return replace(specs[0], template=template.text, slots=template.slots, phrasings=extra) if phrasings else specs[0]
+    merged = merge(specs, runs, phrased=bool(phrasings))
     if merged is None:
         return Rejected("the runs differ in more than the switch-like facts their guards check")
-    return merged
+    return replace(merged, template=template.text, slots=template.slots, phrasings=extra) if phrasings else merged
 
 
-def merge(specs: list[SkillSpec], runs: list[Trajectory]) -> SkillSpec | None:
-    """One skill for runs (``specs[i]`` lifted from ``runs[i]``) that made the same calls from the same sources, or None."""
+def merge(specs: list[SkillSpec], runs: list[Trajectory], *, phrased: bool = False) -> SkillSpec | None:
+    """One skill for runs (``specs[i]`` lifted from ``runs[i]``) that made the same calls from the same sources, or None.
+
+    ``phrased``: the runs' tasks may be said in different templates (phrasings of one skill),
+    as long as they take the same parameters."""
     first = specs[0]
     runs = [folded_as(run, [st.each for st in spec.steps], spec.examples) for spec, run in zip(specs, runs, strict=True)]
     for other in specs[1:]:
-        if (first.template, _unchosen(first.slots), first.output, first.tools, first.instances, first.alts) != (
-            other.template, _unchosen(other.slots), other.output, other.tools, other.instances, other.alts
+        said = (_params(first), _params(other)) if phrased else (
+            (first.template, _unchosen(first.slots)), (other.template, _unchosen(other.slots))
+        )
+        if said[0] != said[1] or (first.output, first.tools, first.instances, first.alts) != (
+            other.output, other.tools, other.instances, other.alts
         ) or len(first.steps) != len(other.steps):
             return None
         for sa, sb in zip(first.steps, other.steps, strict=True):
@@ -381,6 +405,9 @@ def merge(specs: list[SkillSpec], runs: list[Trajectory]) -> SkillSpec | None:
                 kept[i].append(Guard("unguarded", g.path, (len(set(seen)), len(seen))))
             else:
                 varied.append((i, g, seen))
+    said = [spec.examples.get(PHRASING, 0) for spec in specs]
+    if phrased and len(set(said)) > 1:  # the words a task is said in are a switch: combined with the facts runs saw with them
+        varied.append((0, Guard("said", (), 1 + max(said)), said))
     for slot in first.slots:  # texts a choice said are facts too: never combined with other facts no run showed with them
         if slot.kind == CHOICE and varied and len({tuple(_said_texts(spec, slot.name)) for spec in specs}) > 1:
             return None
@@ -405,13 +432,18 @@ def merge(specs: list[SkillSpec], runs: list[Trajectory]) -> SkillSpec | None:
     )
 
 
+def _params(spec: SkillSpec) -> list[tuple[str, str]]:
+    """What a skill takes, whatever the words it is asked in: its parameters' names and types."""
+    return sorted((s.name, s.type) for s in spec.slots if s.kind not in (CHOICE, IGNORED))
+
+
 def _unchosen(slots: tuple[Slot, ...]) -> tuple[Slot, ...]:
     return tuple(Slot(s.name, s.kind, s.type, s.transform, None, s.same) if s.kind == CHOICE else s for s in slots)
 
 
 def _said_texts(spec: SkillSpec, name: str) -> list[str]:
-    slot = next(s for s in spec.slots if s.name == name)
-    return choices(slot)
+    slot = next((s for s in spec.slots if s.name == name), None)
+    return choices(slot) if slot is not None else []  # a phrasing without that choice said none of its texts
 
 
 def _combine(
@@ -439,7 +471,7 @@ def _combine(
             alone += here  # every combination was seen: each fact on its own
         for call, g, seen in sorted(alone, key=lambda v: varied.index(v)):
             allowed = sorted(set(seen), key=repr)
-            if len(allowed) == len(_DOMAINS.get(g.kind, ())) or allowed == [False, True]:
+            if len(allowed) == len(_DOMAINS.get(g.kind, ())) or allowed == [False, True] or (g.kind == "said" and len(allowed) == g.value):
                 continue  # every value the fact can take: it tells nothing apart
             if g.kind == "eq":
                 kept[i].append(Guard("eq", g.path, allowed[0] if len(allowed) == 1 else tuple(allowed)))

@@ -51,6 +51,19 @@ class SkillFile:
     content_hash: str
     meta: dict[str, Any] = field(repr=False)
     func: Any = field(default=None, repr=False)  # loaded lazily by the Forge
+    phrasings: tuple[TaskTemplate, ...] = ()  # every template it takes tasks by: ``template`` first
+
+    def bind(self, task: str) -> tuple[TaskTemplate, dict[str, Any]] | None:
+        """The first of its phrasings that binds ``task``, and what it binds."""
+        for k, t in enumerate(self.phrasings or (self.template,)):
+            params = t.bind(task)
+            if params is not None:
+                return t, {**params, "phrasing": k} if len(self.phrasings) > 1 else params
+        return None
+
+    def phrasing(self, text: str) -> TaskTemplate | None:
+        """Its phrasing of template text ``text``, if it has one."""
+        return next((t for t in self.phrasings or (self.template,) if t.text == text), None)
 
     @property
     def edited(self) -> bool:
@@ -113,6 +126,9 @@ def skill_from(path: Path, source: str, meta: dict[str, Any]) -> SkillFile:
         name = meta["name"]
         slots = [_slot(s) for s in meta["slots"]]
         template = TaskTemplate(meta["template"], slots)
+        others = [TaskTemplate(p["template"], [_slot(s) for s in p["slots"]]) for p in meta.get("phrasings", [])]
+        if any({s.name: s.type for s in t.params} != {s.name: s.type for s in template.params} for t in others):
+            raise ValueError("every phrasing must take the parameters of the template, of the same types")
         tools = {k: ToolRef(**{**v, "params": tuple(v.get("params", ()))}) for k, v in meta["tools"].items()}
         instances = tuple((str(p), str(o)) for p, o in meta.get("instances", []))
         runs = tuple(meta.get("runs", []))
@@ -132,6 +148,7 @@ def skill_from(path: Path, source: str, meta: dict[str, Any]) -> SkillFile:
         recorded_hash=recorded,
         content_hash=body_hash(body),
         meta=meta,
+        phrasings=(template, *others),
     )
 
 

@@ -43,7 +43,7 @@ _STOP_WORDS = frozenset(
     "a an the of to for on in is are was my me i you your our please with and at by from "
     "can could would will this that it be do does did".split()
 )
-_RESERVED = frozenset({"require", "has", "check", "SKILL", "result", "str", "int", "float", "list", "dict", "len", "format"})
+_RESERVED = frozenset({"require", "has", "check", "SKILL", "result", "str", "int", "float", "list", "dict", "len", "format", "phrasing"})
 _IDENT = re.compile(r"[^0-9a-zA-Z_]+")
 
 

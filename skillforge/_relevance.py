@@ -32,7 +32,7 @@ from ._values import EACH, walk_exprs
 
 __all__ = ["acted_on"]
 
-_ALWAYS = frozenset({"cmp", "chosen", "rank"})  # about a write's amounts and the elements it picks
+_ALWAYS = frozenset({"cmp", "chosen", "rank", "said"})  # about a write's amounts and the elements it picks
 _RELATIONS = frozenset({"member", "near", "equal"})  # value: (task value's name, observed)
 
 

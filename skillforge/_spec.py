@@ -192,3 +192,4 @@ class SkillSpec:
     task: str = ""  # the task of the first run
     constants: int = 0  # how many arguments stayed learned constants
     alts: tuple[tuple[Any, tuple[Expr, ...]], ...] = ()  # (site, other sources of the same value) per ambiguous choice
+    phrasings: tuple[tuple[str, tuple[Slot, ...]], ...] = ()  # other templates of the same task, the same parameters
