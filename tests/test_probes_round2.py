@@ -327,6 +327,23 @@ def test_r25_one_of_the_items_named_was_returned_already(tmp_path: Path) -> None
     check(forge, "Return from order #8: Mug; Tote Bag; ", world("8", {"Tote Bag"}))  # returned already: refused
 
 
+# -- R26. one program asked in two phrasings, the second going ahead where the first would not -------
+
+def test_r26_a_phrasing_that_goes_ahead_for_a_locked_account(tmp_path: Path) -> None:
+    def users(name: str, locked: bool) -> dict[str, Any]:
+        return {"users": {name: {"username": name, "locked": locked, "department": "sales"}}}
+
+    forge = forge_for(tmp_path)
+    learn(forge, "Send ana.ruiz a password reset link.", users("ana.ruiz", False))
+    learn(forge, "bo.chen is locked out, please send them a reset link anyway.", users("bo.chen", True))
+    (skill,) = forge.library.paths()  # the same calls from the same sources: one skill, two phrasings
+    assert "phrasings" in skill.read_text()
+    assert check(forge, "Send cy.diaz a password reset link.", users("cy.diaz", False)).result.source == "skill"
+    assert check(forge, "dee.fox is locked out, please send them a reset link anyway.", users("dee.fox", True)).result.source == "skill"
+    # a locked account asked for in the first phrasing: only the second was ever seen going ahead
+    check(forge, "Send eve.gray a password reset link.", users("eve.gray", True))
+
+
 # -- open findings ---------------------------------------------------------------------------------
 # Probes that still replay wrongly, each with what the learner is missing. Strict: a fix that
 # makes one pass fails the suite until its line is removed here, so the list stays true.

@@ -371,6 +371,22 @@ def probe_agent(t: dict[str, Any]):
             tools.enable_feature(account_id=account_id, feature=feature)
             return f"Turned on {feature} for account {account_id}."
 
+        # R26: two phrasings of one reset; the second says to go ahead even for a locked account
+        m = re.match(r"Send ([\w.]+) a password reset link\.?$", task)
+        if m:
+            username = m.group(1)
+            user = tools.get_user(username=username)
+            if user["locked"]:
+                return f"{username} is locked out; an admin must unlock the account before a reset."
+            tools.reset_password(username=username)
+            return f"Sent a password reset link to {username}."
+        m = re.match(r"([\w.]+) is locked out, please send them a reset link anyway\.?$", task)
+        if m:
+            username = m.group(1)
+            tools.get_user(username=username)
+            tools.reset_password(username=username)
+            return f"Sent a password reset link to {username}."
+
         # R15: the directory search is fuzzy: only an exact username is that user
         m = re.match(r"Reset the password for ([\w.]+)\.?$", task)
         if m:

@@ -1,0 +1,120 @@
+"""Phrasings: one skill for one intent, however people put it.
+
+"Send ana a password reset link." and "bo is locked out, please send them a reset link anyway."
+share no template, yet their runs made the same calls from the same sources: the second run
+becomes a second phrasing of the first skill (``SKILL['phrasings']``), found and bound like its
+template. Which phrasing a task was said in is a fact of its own, combined with the others, so
+a world seen only with one phrasing never replays for another (probe R26 in
+tests/test_probes_round2.py is the Forge-level case).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from skillforge._codegen import render_skill, skill_meta
+from skillforge._compile import prove_all
+from skillforge._exceptions import SkillFileError
+from skillforge._index import HotIndex
+from skillforge._learning import spec_from_runs
+from skillforge._library import skill_from
+from skillforge._lifting import Rejected, discover_template
+from skillforge._template import TaskTemplate
+from skillforge._trajectory import Call, Outcome, ToolRef, Trajectory
+from tests.test_probes_round2 import check, forge_for, learn
+
+TOOLS = {
+    "get_user": ToolRef(module="desk", qualname="get_user", read=True, params=("username",)),
+    "reset_password": ToolRef(module="desk", qualname="reset_password", params=("username",)),
+}
+FIRST = "Send {} a password reset link."
+SECOND = "{} is locked out, please send them a reset link anyway."
+
+
+def reset_run(task: str, username: str, locked: bool) -> Trajectory:
+    return Trajectory(
+        task=task.format(username),
+        calls=[
+            Call(tool="get_user", args={"username": username}, result={"username": username, "locked": locked}),
+            Call(tool="reset_password", args={"username": username}, result={"sent": True}),
+        ],
+        outcome=Outcome(ok=True, output=f"Sent a password reset link to {username}."),
+        tools=TOOLS,
+    )
+
+
+def templates(*runs: Trajectory) -> list[TaskTemplate]:
+    out = [discover_template(r) for r in runs]
+    assert all(isinstance(t, TaskTemplate) for t in out)
+    return out  # type: ignore[return-value]
+
+
+def test_runs_said_in_two_phrasings_make_one_skill_and_the_phrasing_is_a_fact() -> None:
+    a, b = reset_run(FIRST, "ana.ruiz", False), reset_run(SECOND, "bo.chen", True)
+    first, second = templates(a, b)
+    spec = spec_from_runs([a, b], name="send_reset", template=first, phrasings=(second,))
+    assert not isinstance(spec, Rejected)
+    assert spec.template == first.text and [t for t, _s in spec.phrasings] == [second.text]
+    source = render_skill(spec)
+    assert "def send_reset(username: str, phrasing: int = 0):" in source
+    assert "   or: {username} is locked out, please send them a reset link anyway." in source
+    # the account's lock was seen one way with each phrasing: combined with which one was said
+    assert "(user['locked'], phrasing) in ((False, 0), (True, 1))" in source
+    assert prove_all(source, spec, [a, b]) is None
+    assert prove_all(source, spec, [reset_run(FIRST, "cy.diaz", False), reset_run(SECOND, "dee.fox", True)]) is None
+    assert prove_all(source, spec, [reset_run(FIRST, "eve.gray", True)]) is not None  # locked, said the first way
+
+
+def test_runs_that_acted_otherwise_are_not_phrasings_of_one_skill() -> None:
+    a = reset_run(FIRST, "ana.ruiz", False)
+    other = Trajectory(  # read, then nothing written
+        task="Check whether bo.chen is locked out.",
+        calls=[Call(tool="get_user", args={"username": "bo.chen"}, result={"username": "bo.chen", "locked": True})],
+        outcome=Outcome(ok=True, output="bo.chen is locked out."),
+        tools=TOOLS,
+    )
+    first, second = templates(a, other)
+    assert isinstance(spec_from_runs([a, other], name="send_reset", template=first, phrasings=(second,)), Rejected)
+
+
+def test_a_skill_file_with_phrasings_reads_back_binds_both_and_is_found_by_either(tmp_path: Path) -> None:
+    a, b = reset_run(FIRST, "ana.ruiz", False), reset_run(SECOND, "bo.chen", True)
+    first, second = templates(a, b)
+    spec = spec_from_runs([a, b], name="send_reset", template=first, phrasings=(second,))
+    assert not isinstance(spec, Rejected)
+    skill = skill_from(tmp_path / "send_reset.py", render_skill(spec), skill_meta(spec))
+    assert [t.text for t in skill.phrasings] == [first.text, second.text]
+    assert skill.bind("Send cy.diaz a password reset link.") == (skill.phrasings[0], {"username": "cy.diaz", "phrasing": 0})
+    bound = skill.bind("dee.fox is locked out, please send them a reset link anyway.")
+    assert bound is not None and bound[1] == {"username": "dee.fox", "phrasing": 1}
+    index = HotIndex()
+    index.add(skill)
+    for task in ("Send cy.diaz a password reset link.", "dee.fox is locked out, please send them a reset link anyway."):
+        found = index.find(task) + index.find_free(task)
+        assert [m.skill.name for m in found][:1] == ["send_reset"], task
+    index.remove("send_reset")
+    assert not index.find_free("Send cy.diaz a password reset link.") and not index.by_template and not index.by_word
+    # a phrasing must take what the template takes
+    meta: dict[str, Any] = skill_meta(spec)
+    meta["phrasings"][0]["slots"][0]["name"] = "user"
+    meta["phrasings"][0]["template"] = "{user} is locked out, please send them a reset link anyway."
+    with pytest.raises(SkillFileError, match="every phrasing must take the parameters"):
+        skill_from(tmp_path / "send_reset.py", render_skill(spec), meta)
+
+
+def test_a_forge_learns_a_second_phrasing_into_the_first_skill_and_not_a_different_intent(tmp_path: Path) -> None:
+    def users(name: str, locked: bool) -> dict[str, Any]:
+        return {"users": {name: {"username": name, "locked": locked}}}
+
+    forge = forge_for(tmp_path)
+    learn(forge, "Send ana.ruiz a password reset link.", users("ana.ruiz", False))
+    learn(forge, "bo.chen is locked out, please send them a reset link anyway.", users("bo.chen", False))
+    assert len(forge.library.paths()) == 1
+    r = check(forge, "bo.chen is locked out, please send them a reset link anyway.", users("bo.chen", False)).result
+    assert r.source == "skill"
+    # another program (a search before the reset): a skill of its own
+    learn(forge, "Reset the password for cy.diaz.", {"users": {"cy.diaz": {"username": "cy.diaz", "locked": False}}})
+    assert len(forge.library.paths()) == 2
