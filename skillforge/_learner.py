@@ -92,6 +92,13 @@ class Learning:
         becomes a new *variant* with its own guards; a run an existing skill already
         reproduces is not written again.
         """
+        try:
+            return self._learn(traj, family)
+        except SkillFileError as e:  # a skill that would not read back: a bug, never a failed solve()
+            logger.warning("not learned, the skill would not read back: %s", e)
+            return Rejected(f"the learned skill would not read back ({e}); nothing was written")
+
+    def _learn(self, traj: Trajectory, family: TaskTemplate | None) -> Compiled | Rejected:
         spec = lift(traj, template=family, importable=self.importable_skills)
         if isinstance(spec, Rejected):
             return spec
@@ -367,8 +374,9 @@ class Learning:
         return None
 
     def _write(self, spec: SkillSpec, source: str, runs: list[Trajectory]) -> Compiled:
-        path = self.library.write(spec.name, source, runs, package=self.importable_skills)
         meta = skill_meta(spec)  # just rendered: known, no need to parse it back
+        skill_from(self.library.path_for(spec.name), source, meta)  # a file that would not read back is never written
+        path = self.library.write(spec.name, source, runs, package=self.importable_skills)
         skill = skill_from(path, source, meta)
         self.cache.put(content_key(source), meta)
         self._index().add(skill)

@@ -299,6 +299,9 @@ def spec_from_runs(
     runs make one skill if they made the same calls from the same sources.
     """
     every = (template, *phrasings)
+    takes = sorted((s.name, s.type) for s in template.params)
+    if any(sorted((s.name, s.type) for s in t.params) != takes for t in phrasings):
+        return Rejected("the phrasings take other parameters than the template: not one skill")
 
     def lifted(traj: Trajectory, prefer: Any = None) -> SkillSpec | Rejected:
         k = next((i for i, t in enumerate(every) if t.bind(traj.task) is not None), 0)

@@ -113,6 +113,8 @@ class _Lifter(Selecting, Listing):
     ) -> None:
         self.traj = traj
         self.records = records or {}  # template mode: a list of records → the names of an item's parts
+        self.item: tuple[str, int] | None = None  # the item of a list being lifted
+        self.item_values: dict[tuple[str, int], set[str]] = {}  # per item: values its arguments took already
         self.roll = roll  # discovery: lists the task writes item by item become one list slot
         self.prefer = prefer or {}  # settled by several runs: the source to use, and the alternatives still open
         self.alts: dict[Site, tuple[Expr, ...]] = {}  # other sources of the same value, for ambiguous choices
@@ -292,7 +294,8 @@ class _Lifter(Selecting, Listing):
         chosen: Expr | None = self._param(value, hint) or self._affixed(value, hint)
         if chosen is None:
             found = self._ref(value, hint)
-            again = f"{type(value).__name__}:{value!r}" in self.used  # the new item is the old one ("to {}")
+            key = f"{type(value).__name__}:{value!r}"
+            again = key in self.used or (self.item is not None and key in self.item_values.get(self.item, ()))  # "to {}"
             named = isinstance(found, Select) and any(isinstance(e, Param) for e in walk_exprs(found))
             keyed = isinstance(found, Select) and any(type(k) is str and k in self.keys for k in found.rest)  # ['variants']['42']
             if again or keyed or not named:
@@ -552,13 +555,20 @@ def _tied_constant(
     return None
 
 
-def _quoted_item(raw_steps: list[tuple[str, tuple[tuple[str, Expr], ...]]], output: Expr, bound: dict[str, Any]) -> str | None:
+def _quoted_item(
+    raw_steps: list[tuple[str, tuple[tuple[str, Expr], ...]]], output: Expr, bound: dict[str, Any],
+    items: frozenset[tuple[int, tuple[Any, ...]]] = frozenset(),
+) -> str | None:
     """Why the run cannot be a skill, if its answer names an item of a list parameter one by one
-    ("Returned Tablet."): an answer for the items of another task would need other text."""
+    ("Returned Tablet."): an answer for the items of another task would need other text. ``items``:
+    the elements of results the list's items picked (call, path), which the answer may quote too."""
     eaches = {e.var: e.seq.name for _t, a in raw_steps for _k, top in a for e in walk_exprs(top) if isinstance(e, Each)}
     if not eaches:
         return None
-    if any(isinstance(e, Param) and e.name in eaches for e in walk_exprs(output)):
+    names = {n for var in eaches for n in ((var,) if type(var) is str else var)}
+    if any(isinstance(e, Param) and e.name in names for e in walk_exprs(output)) or any(
+        isinstance(e, Ref) and e.call == c and e.path[: len(p)] == p for e in walk_exprs(output) for c, p in items
+    ):
         return "the answer names an item of a list the task gives; not learned (the agent keeps such tasks)"
     texts = [e.value for e in walk_exprs(output) if isinstance(e, Const) and type(e.value) is str]
     texts += [p for e in walk_exprs(output) if isinstance(e, Fmt) for p in e.parts if type(p) is str]
@@ -827,7 +837,11 @@ def lift(
     raw_steps, output, eaches, taken = _lift_values(lifter, traj, blocks)
     run_hash = traj.hash
     traj = fold(traj, taken)  # step k is call k from here on
-    tied = _tied_constant(traj, raw_steps, output, bound) or _quoted_item(raw_steps, output, bound)
+    picked = frozenset(  # the elements items of a list picked
+        (c, (*seq_path, index)) for (c, seq_path, index), select in lifter.selected.items()
+        if any(isinstance(e, Param) and e.name not in bound for e in walk_exprs(select))
+    )
+    tied = _tied_constant(traj, raw_steps, output, bound) or _quoted_item(raw_steps, output, bound, picked)
     if tied is not None:
         return Rejected(tied)
     unexplained = _unexplained_number(output, traj.task)

@@ -50,6 +50,8 @@ class Listing:
 
     bound: dict[str, Any] | None
     said: set[str]
+    item: tuple[str, int] | None  # the item of a list being lifted (list, index), if any
+    item_values: dict[tuple[str, int], set[str]]  # per item: the values an argument took for it already
     records: dict[str, tuple[str, ...]]  # template mode: a list of records → the names of an item's parts
     params: dict[tuple[int, int], tuple[str, Any, str, str | None]]
     scalars: list[tuple[str, Expr, int, str]]
@@ -83,19 +85,23 @@ class Listing:
         bodies = []
         before: set[str] = set(self.said)  # type: ignore[attr-defined]
         said = set(before)
+        used: dict[str, Expr] = self.used  # type: ignore[attr-defined]
         for i, (item, v) in enumerate(zip(items, value, strict=True)):
             self.bound = {**bound_item(var, item), **outer}
             self.said = set(before)  # what an item's values fed is news for each item
+            self.item = (name, i)
+            known = set(used)
             bodies.append(self.lift(v, names[0], (call, (*path, i))))  # type: ignore[attr-defined]
+            self.item_values.setdefault((name, i), set()).update(set(used) - known)  # this item's values, used once
             said |= self.said  # type: ignore[has-type]
         self.bound = outer
+        self.item = None
         self.said = said
         if not all(b == bodies[0] for b in bodies):
             return None
         reads = any(Param(n) in walk_exprs(bodies[0]) for n in names)
         if reads:
             self.said.add(name)  # type: ignore[attr-defined]
-            used: dict[str, Expr] = self.used  # type: ignore[attr-defined]
             for key in [k for k, e in used.items() if any(Param(n) in walk_exprs(e) for n in names)]:
                 del used[key]  # the item is no value outside the list (an answer quoting it is no source)
         return var, bodies[0], reads

@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ._spec import Expr, Param, Ref, Select, Update
-from ._values import one
+from ._values import one, walk_exprs
 
 if TYPE_CHECKING:
     from ._spans import TaskSpans
@@ -45,6 +45,8 @@ class Selecting:
     def _in_selected(self, call: int, path: tuple[str | int, ...]) -> Select | None:
         for (c, seq_path, index), select in self.selected.items():
             n = len(seq_path)
+            if self.bound is not None and any(isinstance(e, Param) and e.name not in self.bound for e in walk_exprs(select)):
+                continue  # chosen by an item of a list, which only that list's comprehension names
             if c == call and path[:n] == seq_path and len(path) > n and path[n] == index:
                 return Select(select.seq, select.field, select.key, path[n + 1 :], select.also)
         return None

@@ -22,7 +22,7 @@ from skillforge._index import HotIndex
 from skillforge._learning import spec_from_runs
 from skillforge._library import skill_from
 from skillforge._lifting import Rejected, discover_template
-from skillforge._template import TaskTemplate
+from skillforge._template import Slot, TaskTemplate
 from skillforge._trajectory import Call, Outcome, ToolRef, Trajectory
 from tests.test_probes_round2 import check, forge_for, learn
 
@@ -78,6 +78,14 @@ def test_runs_that_acted_otherwise_are_not_phrasings_of_one_skill() -> None:
     )
     first, second = templates(a, other)
     assert isinstance(spec_from_runs([a, other], name="send_reset", template=first, phrasings=(second,)), Rejected)
+
+
+def test_phrasings_that_take_other_parameters_are_not_one_skill() -> None:
+    a, b = reset_run(FIRST, "ana.ruiz", False), reset_run(SECOND, "bo.chen", True)
+    first, second = templates(a, b)
+    renamed = TaskTemplate(second.text.replace("{username}", "{user}"), [Slot("user", s.kind, s.type, s.transform, s.shape) for s in second.slots])
+    found = spec_from_runs([a, b], name="send_reset", template=first, phrasings=(renamed,))
+    assert isinstance(found, Rejected) and "other parameters" in found.reason
 
 
 def test_a_skill_file_with_phrasings_reads_back_binds_both_and_is_found_by_either(tmp_path: Path) -> None:

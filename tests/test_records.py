@@ -149,6 +149,14 @@ def test_runs_of_one_two_and_three_items_make_one_skill() -> None:
     assert prove_all(source, spec, [exchange_run("6", [("5002", "5001"), ("4003", "4001")], extra=["6001"])]) is None
 
 
+def test_an_item_asked_for_as_it_is_and_one_changed_are_one_list() -> None:
+    # "Shelf {...} to {}": the new item is the old one; the same expression as for a changed item
+    same = exchange_run("8", [("6001", "6001"), ("4001", "4002")])
+    spec, source = learned([same])
+    assert sum(1 for s in spec.steps if s.each) == 1 and "for item_name, item_options, new_item_ids_changes in items]" in source
+    assert prove_all(source, spec, [exchange_run("9", [("4002", "4003"), ("6002", "6001")]), ONE]) is None  # one-word names, as learned
+
+
 def test_items_that_differ_in_a_fact_of_their_own_are_not_one_list() -> None:
     # the lamp's new variant is not available, the kettle's is: the run treated items that differ alike
     mixed = exchange_run("7", [("4001", "4002"), ("5001", "5002")], unavailable=frozenset({"5002"}))
