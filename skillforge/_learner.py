@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from ._codegen import render_skill, skill_meta
 from ._compile import Compiled, Rejected, admit, admit_file, prove_all
 from ._exceptions import SkillFileError
-from ._learning import generalize, ignores_data, named, spec_from_runs, widened
+from ._learning import generalize, ignores_data, named, renamed_template, same_program, spec_from_runs, widened
 from ._library import MetaCache, SkillFile, content_key, skill_from
 from ._lifting import lift
 from ._spec import SkillSpec
@@ -351,12 +351,11 @@ class Learning:
         candidate's phrasings and this one, proven on every run. Hand-edited files are left alone.
         """
         mine = TaskTemplate(spec.template, list(spec.slots))
-        wanted = sorted((s.name, s.type) for s in mine.params)
-        calls = [(s.tool, s.args) for s in spec.steps]
+        types = sorted(s.type for s in mine.params)
         for other in sorted(self._index().by_name.values(), key=lambda s: s.name):
             if other.edited or set(other.tools) != set(spec.tools) or other.phrasing(mine.text) is not None:
                 continue
-            if sorted((s.name, s.type) for s in other.template.params) != wanted:
+            if sorted(s.type for s in other.template.params) != types:
                 continue
             try:
                 runs = [self.library.load_run(h) for h in other.runs]
@@ -364,13 +363,17 @@ class Learning:
                 continue
             bound = other.bind(runs[0].task) if runs else None
             first = lift(runs[0], template=bound[0], importable=self.importable_skills) if bound else None
-            if first is None or isinstance(first, Rejected) or [(s.tool, s.args) for s in first.steps] != calls:
+            if first is None or isinstance(first, Rejected):
+                continue
+            names = same_program(spec, first)  # the same calls from the same sources, parameters named as theirs
+            if names is None:
                 continue  # another program: not the same intent
             every = other.phrasings or (other.template,)
-            learned = self._from_runs([*runs, traj], other.name, every[0], (*every[1:], mine))
+            learned = self._from_runs([*runs, traj], other.name, every[0], (*every[1:], renamed_template(mine, names)))
             if learned is not None:
                 logger.info("%s now also takes tasks said as %r", other.name, mine.text)
                 return self._write(*learned)
+            logger.debug("%s does what %r asks, but their runs make no one skill", other.name, mine.text)
         return None
 
     def _write(self, spec: SkillSpec, source: str, runs: list[Trajectory]) -> Compiled:

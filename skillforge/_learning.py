@@ -28,6 +28,7 @@ from __future__ import annotations
 import difflib
 import logging
 import re
+import string
 from dataclasses import replace
 from collections.abc import Callable
 from typing import Any
@@ -37,14 +38,17 @@ from ._lifting import Rejected, Site, expr_at, lift
 from ._names import _fresh, _unnamed, named
 from ._relevance import acted_on
 from ._records import folded_as
-from ._spec import Expr, Guard, SkillSpec, Step, Where
+from ._spec import Expr, Guard, Param, SkillSpec, Step, Where
 from ._template import CHOICE, IGNORED, NEGATION, Slot, TaskTemplate, choices, kind_union, shape_of, union_shape
 from ._trajectory import Trajectory
-from ._values import EACH, enum_like, resolve
+from ._values import EACH, enum_like, resolve, walk_exprs
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["ATTRIBUTE_RUNS", "PHRASING", "generalize", "ignores_data", "merge", "named", "settle", "spec_from_runs", "widened"]
+__all__ = [
+    "ATTRIBUTE_RUNS", "PHRASING", "generalize", "ignores_data", "merge", "named", "renamed_template", "same_program", "settle",
+    "spec_from_runs", "widened",
+]
 
 PHRASING = "phrasing"  # the parameter of a skill of several phrasings that says which one the task was said in
 ATTRIBUTE_RUNS = 5  # runs that acted alike, each with another value, before a text fact counts as an attribute
@@ -433,6 +437,56 @@ def merge(specs: list[SkillSpec], runs: list[Trajectory], *, phrased: bool = Fal
         output=first.output, tools=first.tools, instances=first.instances, runs=all_runs, task=first.task,
         constants=first.constants, alts=first.alts,
     )
+
+
+def same_program(a: SkillSpec, b: SkillSpec) -> dict[str, str] | None:
+    """The names ``b`` gives ``a``'s parameters, if the two make the same calls from the same sources
+    and give the same answer but for what they call their parameters ("{ticket_id_1}" and
+    "{ticket_id}"); None if they do not (or a parameter would take two names)."""
+    if [s.tool for s in a.steps] != [s.tool for s in b.steps] or len(a.steps) != len(b.steps):
+        return None
+    names: dict[str, str] = {}
+    pairs = [(sa.args, sb.args) for sa, sb in zip(a.steps, b.steps, strict=True)] + [(a.output, b.output)]
+    for x, y in pairs:
+        px = [e.name for e in _walk_all(x) if isinstance(e, Param)]
+        py = [e.name for e in _walk_all(y) if isinstance(e, Param)]
+        if len(px) != len(py):
+            return None
+        for m, n in zip(px, py, strict=True):
+            if names.setdefault(m, n) != n:
+                return None
+    if len(set(names.values())) != len(names) or any(renamed(x, names) != y for x, y in pairs):
+        return None
+    return names
+
+
+def _walk_all(x: Any) -> list[Any]:
+    """Every expression in an argument tuple or an expression, in order."""
+    if isinstance(x, tuple):
+        return [e for part in x for e in _walk_all(part)]
+    if isinstance(x, str):
+        return []
+    return list(walk_exprs(x))
+
+
+def renamed(expr: Any, names: dict[str, str]) -> Any:
+    """``expr`` with each ``Param`` named as ``names`` says (frozen dataclasses and tuples, rebuilt)."""
+    if isinstance(expr, Param):
+        return Param(names.get(expr.name, expr.name))
+    if isinstance(expr, tuple):
+        return tuple(renamed(e, names) for e in expr)
+    if hasattr(expr, "__dataclass_fields__"):
+        return type(expr)(**{f: renamed(getattr(expr, f), names) for f in expr.__dataclass_fields__})
+    return expr
+
+
+def renamed_template(template: TaskTemplate, names: dict[str, str]) -> TaskTemplate:
+    """``template`` with its slots named as ``names`` says."""
+    text = "".join(
+        lit.replace("{", "{{").replace("}", "}}") + ("{" + names.get(field, field) + "}" if field is not None else "")
+        for lit, field, _spec, _conv in string.Formatter().parse(template.text)
+    )
+    return TaskTemplate(text, [replace(s, name=names.get(s.name, s.name)) for s in template.slots])
 
 
 def _params(spec: SkillSpec) -> list[tuple[str, str]]:

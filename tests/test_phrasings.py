@@ -19,9 +19,9 @@ from skillforge._codegen import render_skill, skill_meta
 from skillforge._compile import prove_all
 from skillforge._exceptions import SkillFileError
 from skillforge._index import HotIndex
-from skillforge._learning import spec_from_runs
+from skillforge._learning import renamed_template, same_program, spec_from_runs
 from skillforge._library import skill_from
-from skillforge._lifting import Rejected, discover_template
+from skillforge._lifting import Rejected, discover_template, lift
 from skillforge._template import Slot, TaskTemplate
 from skillforge._trajectory import Call, Outcome, ToolRef, Trajectory
 from tests.test_probes_round2 import check, forge_for, learn
@@ -86,6 +86,21 @@ def test_phrasings_that_take_other_parameters_are_not_one_skill() -> None:
     renamed = TaskTemplate(second.text.replace("{username}", "{user}"), [Slot("user", s.kind, s.type, s.transform, s.shape) for s in second.slots])
     found = spec_from_runs([a, b], name="send_reset", template=first, phrasings=(renamed,))
     assert isinstance(found, Rejected) and "other parameters" in found.reason
+
+
+def test_a_phrasing_that_names_its_parameter_otherwise_is_the_same_program() -> None:
+    a, b = reset_run(FIRST, "ana.ruiz", False), reset_run(SECOND, "bo.chen", False)
+    first, second = templates(a, b)
+    as_user = renamed_template(second, {"username": "user"})
+    assert as_user.text == "{user} is locked out, please send them a reset link anyway."
+    mine, theirs = lift(b, template=as_user), lift(a, template=first)
+    assert not isinstance(mine, Rejected) and not isinstance(theirs, Rejected)
+    names = same_program(mine, theirs)
+    assert names == {"user": "username"}
+    spec = spec_from_runs([a, b], name="send_reset", template=first, phrasings=(renamed_template(as_user, names),))
+    assert not isinstance(spec, Rejected) and spec.phrasings[0][0] == second.text
+    other = lift(Trajectory(task="Check bo.chen.", calls=b.calls[:1], outcome=b.outcome, tools=TOOLS), template=None)
+    assert not isinstance(other, Rejected) and same_program(other, theirs) is None  # fewer calls: another program
 
 
 def test_a_skill_file_with_phrasings_reads_back_binds_both_and_is_found_by_either(tmp_path: Path) -> None:
