@@ -21,13 +21,14 @@ from __future__ import annotations
 
 import keyword
 import re
-from collections import Counter, deque
+from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
-from ._guards import derive_guards, rank
+from ._guards import derive_guards
 from ._lists import Listing, each_guards
 from ._records import fold, map_blocks, record_template
+from ._runchecks import coincidences, element_ref, positional_pins, quoted_item, reads_item, tied_constant, unexplained_number
 from ._selecting import Selecting, _dig, _singular
 from ._spans import TOKEN_END, TOKEN_START, TaskSpans
 from ._spec import Const, DictOf, Each, Expr, Fmt, Guard, Join, Len, ListOf, Neg, Param, Ref, Select, SkillSpec, Step, Update
@@ -456,7 +457,7 @@ class _Lifter(Selecting, Listing):
         first = parts[i]
         if isinstance(first, str) or first[1] or not isinstance(first[0], Ref):
             return None
-        head = _element_ref(first[0])
+        head = element_ref(first[0])
         if head is None:
             return None
         call, seq_path, _k, tail = head
@@ -473,7 +474,7 @@ class _Lifter(Selecting, Listing):
                 break
             if sep is not None and between != sep:
                 break
-            el = _element_ref(nxt[0])
+            el = element_ref(nxt[0])
             if el is None or (el[0], el[1], el[3]) != (call, seq_path, tail):
                 break
             sep = between
@@ -509,135 +510,6 @@ def _narrowed(template: TaskTemplate, task: str) -> tuple[Slot, ...]:
 
 def _params_used(raw_steps: list[tuple[str, tuple[tuple[str, Expr], ...]]], output: Expr) -> set[str]:
     return {e.name for top in [e for _t, a in raw_steps for _k, e in a] + [output] for e in walk_exprs(top) if isinstance(e, Param)}
-
-
-def _unexplained_number(output: Expr, task: str) -> str | None:
-    """A number written in the answer's own text that the task does not say."""
-    texts = [e.value for e in walk_exprs(output) if type(e) is Const and type(e.value) is str]
-    texts += [p for e in walk_exprs(output) if isinstance(e, Fmt) for p in e.parts if isinstance(p, str)]
-    said = {m.group().replace(",", "") for m in re.finditer(r"\d[\d,]*(?:\.\d+)?", task)}
-    for text in texts:
-        for m in re.finditer(r"(?<![\w.])\d[\d,]*(?:\.\d+)?(?![\w])", text):
-            if m.group().replace(",", "") not in said:
-                return m.group()
-    return None
-
-
-def _tied_constant(
-    traj: Trajectory, raw_steps: list[tuple[str, tuple[tuple[str, Expr], ...]]], output: Expr, bound: dict[str, Any]
-) -> str | None:
-    """Why the run cannot be a skill, if a learned constant evidently depends on a task value.
-
-    A write given ``-40.0`` (or 4000, or a text holding "40") for a task that says 40,
-    where no rule explains how: replaying the constant for "50" would be wrong, so the
-    run is not learned.
-    """
-    values = {name: v for name, v in bound.items() if v is not None}
-    numbers = {name: _as_number(v) for name, v in values.items()}
-    for i, (tool, args) in enumerate(raw_steps):
-        if traj.tools[tool].read:
-            continue
-        for arg, expr in args:
-            for e in walk_exprs(expr):
-                if type(e) is not Const or e.value is None or type(e.value) is bool:
-                    continue
-                c = e.value
-                for name, n in numbers.items():
-                    if n and type(c) in (int, float) and c != n and (abs(c) == abs(n) or c in (n * 100, n / 100)):
-                        return (f"{tool}'s {arg} is the constant {c!r}, tied to the task's {name} ({values[name]!r}) "
-                                "by a rule skillforge does not know; not learned (the agent keeps such tasks)")
-                    text = str(values[name])
-                    if type(c) is str and c != text and len(text) >= 2 and re.search(
-                        rf"(?<![\w.@-]){re.escape(text)}(?![\w@-])", c
-                    ):
-                        return (f"{tool}'s {arg} is the constant {c!r}, which holds the task's {name} ({text!r}) "
-                                "where no rule explains it; not learned (the agent keeps such tasks)")
-    return None
-
-
-def _quoted_item(
-    raw_steps: list[tuple[str, tuple[tuple[str, Expr], ...]]], output: Expr, bound: dict[str, Any],
-    items: frozenset[tuple[int, tuple[Any, ...]]] = frozenset(),
-) -> str | None:
-    """Why the run cannot be a skill, if its answer names an item of a list parameter one by one
-    ("Returned Tablet."): an answer for the items of another task would need other text. ``items``:
-    the elements of results the list's items picked (call, path), which the answer may quote too."""
-    eaches = {e.var: e.seq.name for _t, a in raw_steps for _k, top in a for e in walk_exprs(top) if isinstance(e, Each)}
-    if not eaches:
-        return None
-    names = {n for var in eaches for n in ((var,) if type(var) is str else var)}
-    if any(isinstance(e, Param) and e.name in names for e in walk_exprs(output)) or any(
-        isinstance(e, Ref) and e.call == c and e.path[: len(p)] == p for e in walk_exprs(output) for c, p in items
-    ):
-        return "the answer names an item of a list the task gives; not learned (the agent keeps such tasks)"
-    texts = [e.value for e in walk_exprs(output) if isinstance(e, Const) and type(e.value) is str]
-    texts += [p for e in walk_exprs(output) if isinstance(e, Fmt) for p in e.parts if type(p) is str]
-    for listed in set(eaches.values()):
-        for item in bound.get(listed) or ():
-            if type(item) is str and any(re.search(rf"(?<!\w){re.escape(item)}(?!\w)", t) for t in texts):
-                return f"the answer says {item!r}, an item of {listed}, as text; not learned (the agent keeps such tasks)"
-    return None
-
-
-def _as_number(v: Any) -> float | None:
-    if type(v) in (int, float):
-        return float(v)
-    if type(v) is str and re.fullmatch(r"-?\d+(?:\.\d+)?", v):
-        return float(v)
-    return None
-
-
-def _positional_pins(
-    traj: Trajectory, args: list[tuple[tuple[str, Expr], ...]], output: Expr
-) -> list[tuple[int, Guard]]:
-    """Guards for values taken from a list by position, which nothing in the task or the run explains.
-
-    The only element of a list is no choice: the list must have one element again. From a
-    longer list, the element is pinned to the value the run took, so that another world
-    cannot silently get another element (a selection by a field, ``pick``, needs no pin).
-    """
-    exprs = [e for step in args for _k, e in step] + [output]
-    refs: list[Ref] = []
-    for top in exprs:
-        stack: list[Expr] = [top]
-        while stack:
-            e = stack.pop()
-            if isinstance(e, Ref):
-                refs.append(e)
-            elif isinstance(e, ListOf):
-                stack.extend(e.items)
-            elif isinstance(e, DictOf):
-                stack.extend(x for _k, x in e.items)
-            elif isinstance(e, Fmt):
-                stack.extend(p[0] for p in e.parts if not isinstance(p, str))
-            elif isinstance(e, Select):
-                stack.append(e.key)  # its list is chosen by a field, not by position
-    out: list[tuple[int, Guard]] = []
-    for ref in sorted(set(refs), key=repr):
-        value = traj.calls[ref.call].result
-        for j, key in enumerate(ref.path):
-            if type(key) is int and type(value) is list:
-                if len(value) == 1:
-                    out.append((ref.call, Guard("count", ref.path[:j], 1)))
-                else:  # the value taken, and where: the same position of a list as long
-                    out.append((ref.call, Guard("pin", ref.path, _dig(traj.calls[ref.call].result, ref.path))))
-                    out.append((ref.call, Guard("size", ref.path[:j], len(value))))
-                    # the cheapest, the latest? where it stood among the others, by each number they all have
-                    numeric = [f for f in sorted(value[key]) if type(value[key]) is dict and all(
-                        type(e) is dict and type(e.get(f)) in (int, float) for e in value)]
-                    out.extend((ref.call, Guard("rank", ref.path[:j], (key, f, rank(value, key, f)))) for f in numeric)
-                    break
-            value = value[key]
-    return out
-
-
-def _element_ref(ref: Ref) -> tuple[int, tuple[str | int, ...], int, tuple[str | int, ...]] | None:
-    """``(call, path of the list, index, path inside the element)`` of a reference through one list index."""
-    ints = [j for j, k in enumerate(ref.path) if type(k) is int]
-    if len(ints) != 1:
-        return None
-    j = ints[0]
-    return ref.call, ref.path[:j], ref.path[j], ref.path[j + 1 :]  # type: ignore[return-value]
 
 
 _NUMBER_FORMATS: dict[type, tuple[str, ...]] = {float: (".2f", ",.2f"), int: (",",)}  # how answers write numbers, likeliest first
@@ -841,10 +713,10 @@ def lift(
         (c, (*seq_path, index)) for (c, seq_path, index), select in lifter.selected.items()
         if any(isinstance(e, Param) and e.name not in bound for e in walk_exprs(select))
     )
-    tied = _tied_constant(traj, raw_steps, output, bound) or _quoted_item(raw_steps, output, bound, picked)
+    tied = tied_constant(traj, raw_steps, output, bound) or quoted_item(raw_steps, output, bound, picked)
     if tied is not None:
         return Rejected(tied)
-    unexplained = _unexplained_number(output, traj.task)
+    unexplained = unexplained_number(output, traj.task)
     if unexplained is not None:
         return Rejected(
             f"the answer says {unexplained!r}, which neither the task nor a tool result explains (a computed value?); "
@@ -875,7 +747,7 @@ def lift(
                 agree = Guard("agree", (), (Param(named[0]), Const(key))) if named else None
                 if agree is not None and agree not in guards[ref.call]:
                     guards[ref.call].append(agree)
-    pins = _coincidences(traj, raw_steps, output, bound)
+    pins = coincidences(traj, raw_steps, output, bound)
     if pins:  # checked before the first write: after the first call if it reads, else before it
         first_reads = traj.tools[traj.calls[0].tool].read if traj.calls else False
         (guards[0] if first_reads else pre_first).extend(g for g in pins if g not in guards[0])
@@ -899,7 +771,7 @@ def lift(
             continue  # an element the task names by a value: its facts are derived like a result's
         element = _dig(traj.calls[call].result, (*seq_path, index))  # picked by a predicate: what it was
         chosen = Select(select.seq, select.field, select.key, (), select.also)
-        of_item = next(((listed, var) for listed, var in sorted(lists, key=repr) if _reads_item(chosen, var)), None)
+        of_item = next(((listed, var) for listed, var in sorted(lists, key=repr) if reads_item(chosen, var)), None)
         for field in sorted(element) if type(element) is dict else ():
             if field != select.field and _categorical(element[field]):
                 fact = Guard("chosen", (), (chosen, field, element[field]))
@@ -910,7 +782,7 @@ def lift(
                     fact = Guard("each", (), (*of_item, fact))
                 if fact not in guards[call]:
                     guards[call].append(fact)
-    for call, pin in _positional_pins(traj, [a for _t, a in raw_steps], output):
+    for call, pin in positional_pins(traj, [a for _t, a in raw_steps], output):
         if pin not in guards[call]:
             guards[call].append(pin)
     agreed = [{*g.value} for gs in guards for g in gs if g.kind == "agree"]
@@ -959,38 +831,6 @@ def lift(
         constants=lifter.constants,
         alts=tuple(sorted(lifter.alts.items(), key=lambda kv: (kv[0][0], repr(kv[0][1])))),
     )
-
-
-def _reads_item(expr: Expr, var: str | tuple[str, ...]) -> bool:
-    names = (var,) if type(var) is str else var
-    return any(isinstance(e, Param) and e.name in names for e in walk_exprs(expr))
-
-
-def _coincidences(
-    traj: Trajectory, raw_steps: list[tuple[str, tuple[tuple[str, Expr], ...]]], output: Expr, bound: dict[str, Any]
-) -> list[Guard]:
-    """Task values one run cannot tell from constants, each pinned to what it said (``require(x == 'v')``).
-
-    - A value of one or two characters the answer quotes more often than the task says it
-      ("refunded order 5 ... within 5 business days"): which of them is the constant?
-    - Free text the task says whose words a constant argument repeats ("because I changed my
-      mind" and ``category='changed_mind'``): the text may be what chose the constant.
-
-    A second run with other values settles them: its skill is learned without the pin.
-    """
-    out: list[Guard] = []
-    quoted = Counter(p[0].name for p in (output.parts if isinstance(output, Fmt) else ()) if not isinstance(p, str) and isinstance(p[0], Param))
-    for name, n in sorted(quoted.items()):
-        value = bound.get(name)
-        said = len(re.findall(rf"(?<!\w){re.escape(str(value))}(?!\w)", traj.task)) if value is not None else 0
-        if value is not None and len(str(value)) <= 2 and n > said:
-            out.append(Guard("agree", (), (Param(name), Const(value))))
-    constants = [e.value for _t, args in raw_steps for _k, a in args for e in walk_exprs(a) if isinstance(e, Const) and type(e.value) is str]
-    words = {w for c in constants for w in re.findall(r"[a-z]{4,}", c.lower())}
-    for name, value in sorted(bound.items()):
-        if type(value) is str and " " in value.strip() and words & set(re.findall(r"[a-z]{4,}", value.lower())):
-            out.append(Guard("agree", (), (Param(name), Const(value))))
-    return out
 
 
 def expr_at(raw_steps: list[tuple[str, tuple[tuple[str, Expr], ...]]], output: Expr, site: Site) -> Expr:

@@ -9,7 +9,8 @@ import pytest
 from skillforge._codegen import render_skill
 from skillforge._compile import prove_all
 from skillforge._learning import spec_from_runs
-from skillforge._lifting import Rejected, _quoted_item, discover_template, lift
+from skillforge._lifting import Rejected, discover_template, lift
+from skillforge._runchecks import quoted_item
 from skillforge._policy import check_policy
 from skillforge._spec import Const, Each, ListOf, Param, Select
 from skillforge._template import Slot, TaskTemplate
@@ -140,9 +141,9 @@ def test_an_answer_that_names_the_items_keeps_one_slot_per_item() -> None:
     assert isinstance(one, Rejected) and "names an item" in one.reason
     # nor where the answer says an item as text of its own (no source found for it)
     each = Each(Param("item_names"), "item_name", Param("item_name"))
-    said = _quoted_item([("return_items", (("skus", each),))], Const("Tablet is on its way back."), {"item_names": ["Tablet"]})
+    said = quoted_item([("return_items", (("skus", each),))], Const("Tablet is on its way back."), {"item_names": ["Tablet"]})
     assert said is not None and "'Tablet'" in said
-    assert _quoted_item([("return_items", (("skus", each),))], Const("Done."), {"item_names": ["Tablet"]}) is None
+    assert quoted_item([("return_items", (("skus", each),))], Const("Done."), {"item_names": ["Tablet"]}) is None
 
 
 
