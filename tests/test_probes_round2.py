@@ -344,6 +344,34 @@ def test_r26_a_phrasing_that_goes_ahead_for_a_locked_account(tmp_path: Path) -> 
     check(forge, "Send eve.gray a password reset link.", users("eve.gray", True))
 
 
+# -- R27. an exchange of several items, each read from its product: one item's new variant is out of stock -
+
+def test_r27_an_exchange_of_several_items_one_out_of_stock(tmp_path: Path) -> None:
+    catalogue = {"Kettle": {"4001": {"color": "red"}, "4002": {"color": "blue"}},
+                 "Lamp": {"5001": {"size": "S"}, "5002": {"size": "L"}},
+                 "Shelf": {"6001": {"height": "3 ft"}, "6002": {"height": "5 ft"}}}
+
+    def world(order_id: str, held: list[str], out_of_stock: frozenset[str] = frozenset()) -> dict[str, Any]:
+        of = {v: name for name, vs in catalogue.items() for v in vs}
+        products = {f"P-{name}": {"name": name, "product_id": f"P-{name}", "variants": {
+            v: {"item_id": v, "options": o, "in_stock": v not in out_of_stock} for v, o in vs.items()}} for name, vs in catalogue.items()}
+        items = [{"item_id": v, "name": of[v], "product_id": f"P-{of[v]}", "options": catalogue[of[v]][v]} for v in held]
+        return {"orders": {order_id: {"status": "delivered", "items": items}}, "products": products}
+
+    def task(order_id: str, swaps: list[tuple[str, str, dict[str, str], dict[str, str]]]) -> str:
+        return f"Exchange from order #{order_id}: " + "; ".join(f"{n} {o!r} to {c!r}" for n, _v, o, c in swaps) + "; thanks."
+
+    forge = forge_for(tmp_path)
+    learn(forge, task("5", [("Kettle", "4001", {"color": "red"}, {"color": "blue"}), ("Lamp", "5001", {"size": "S"}, {"size": "L"})]),
+          world("5", ["4001", "5001"]))
+    three = [("Kettle", "4002", {"color": "blue"}, {"color": "red"}), ("Shelf", "6001", {"height": "3 ft"}, {"height": "5 ft"}),
+             ("Lamp", "5002", {"size": "L"}, {"size": "S"})]
+    served = check(forge, task("6", three), world("6", ["4002", "6001", "5002"]))
+    assert served.result.source == "skill"  # three items, each read from its product: the same skill
+    # the shelf's new variant is out of stock: the agent exchanges nothing
+    check(forge, task("7", three[:2]), world("7", ["4002", "6001"], frozenset({"6002"})))
+
+
 # -- open findings ---------------------------------------------------------------------------------
 # Probes that still replay wrongly, each with what the learner is missing. Strict: a fix that
 # makes one pass fails the suite until its line is removed here, so the list stays true.

@@ -12,6 +12,7 @@ agent's): a wrong replay shows as a write, or an answer, the agent alone would n
 
 from __future__ import annotations
 
+import ast
 import copy
 import re
 from typing import Any
@@ -83,6 +84,11 @@ def search_flights(origin: str, destination: str, date: str) -> list:
     return copy.deepcopy(W["flights"].get(f"{origin}-{destination}-{date}", []))
 
 
+def get_product(product_id: str) -> dict:
+    """A product of the catalogue with its variants (by variant id: options, whether in stock)."""
+    return _get("products", product_id)
+
+
 def get_loan(loan_id: str) -> dict:
     """Look up a library loan by id (like "L-1"): its due date and the latest date it may be extended to."""
     return _get("loans", loan_id)
@@ -118,6 +124,12 @@ def return_items(order_id: str, skus: list[str]) -> dict:
     """Return some items of a delivered order (the agent checks none was returned before)."""
     _write("return_items", order_id=order_id, skus=list(skus))
     return {"status": "return started"}
+
+
+def exchange_items(order_id: str, item_ids: list[str], new_item_ids: list[str]) -> dict:
+    """Exchange items of a delivered order for other variants of the same products."""
+    _write("exchange_items", order_id=order_id, item_ids=list(item_ids), new_item_ids=list(new_item_ids))
+    return {"status": "exchange requested"}
 
 
 def withdraw(account_id: str, amount: float) -> dict:
@@ -186,10 +198,11 @@ def change_email(customer_id: str, email: str) -> dict:
     return {"ok": True}
 
 
-READS = [get_order, get_customer, get_account, get_user, search_users, get_ticket, search_flights, get_loan]
+READS = [get_order, get_customer, get_account, get_user, search_users, get_ticket, search_flights, get_loan, get_product]
 WRITES = [
     refund, request_approval, cancel_order, create_return, return_items, withdraw, customer_withdraw, enable_feature,
     add_to_group, reset_password, book_flight, page_oncall, assign_ticket, close_ticket, extend_loan, change_email,
+    exchange_items,
 ]
 
 
@@ -370,6 +383,26 @@ def probe_agent(t: dict[str, Any]):
                 return f"{feature} is already on for account {account_id}."
             tools.enable_feature(account_id=account_id, feature=feature)
             return f"Turned on {feature} for account {account_id}."
+
+        # R27: an exchange of several items, each for the variant of its product the change asks for, in stock
+        m = re.match(r"Exchange from order #(\d+): (.+); thanks\.?$", task)
+        if m:
+            order_id = m.group(1)
+            asked = [re.fullmatch(r"([A-Z][a-z]+(?: [A-Z][a-z]+)?) (\{.*?\}) to (\{.*?\})", part) for part in m.group(2).split("; ")]
+            order = tools.get_order(order_id=order_id)
+            olds, news = [], []
+            for a in asked:
+                name, options, change = a.group(1), ast.literal_eval(a.group(2)), ast.literal_eval(a.group(3))
+                item = next(i for i in order["items"] if i["name"] == name and i["options"] == options)
+                product = tools.get_product(product_id=item["product_id"])
+                want = {**options, **change}
+                new = next((v for v in product["variants"].values() if v["options"] == want), None)
+                if new is None or not new["in_stock"]:
+                    return f"{name} in {want} is not available, so nothing was exchanged."
+                olds.append(item["item_id"])
+                news.append(new["item_id"])
+            tools.exchange_items(order_id=order_id, item_ids=olds, new_item_ids=news)
+            return f"Exchange requested for order {order_id}."
 
         # R26: two phrasings of one reset; the second says to go ahead even for a locked account
         m = re.match(r"Send ([\w.]+) a password reset link\.?$", task)
