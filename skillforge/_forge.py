@@ -172,6 +172,7 @@ class Forge(Learning):
         self._hot: HotIndex | None = None
         self._problems: list[SkillFileError] = []
         self._seen: dict[Path, tuple[int, int]] = {}
+        self._programs: dict[tuple[str, str], Any] = {}  # (skill, content hash) → its first run, lifted (see _rephrased)
         self._dir_mtime: int | None = None
         self._synced = False
         for t in tools:

@@ -70,6 +70,7 @@ class Learning:
     cache: MetaCache
     importable_skills: bool
     _seen: dict[Any, tuple[int, int]]
+    _programs: dict[tuple[str, str], Any]
     _synced: bool
     semantic: Any
 
@@ -357,17 +358,16 @@ class Learning:
                 continue
             if sorted(s.type for s in other.template.params) != types:
                 continue
-            try:
-                runs = [self.library.load_run(h) for h in other.runs]
-            except SkillFileError:
-                continue
-            bound = other.bind(runs[0].task) if runs else None
-            first = lift(runs[0], template=bound[0], importable=self.importable_skills) if bound else None
-            if first is None or isinstance(first, Rejected):
+            first = self._program(other)
+            if first is None:
                 continue
             names = same_program(spec, first)  # the same calls from the same sources, parameters named as theirs
             if names is None:
                 continue  # another program: not the same intent
+            try:
+                runs = [self.library.load_run(h) for h in other.runs]
+            except SkillFileError:
+                continue
             every = other.phrasings or (other.template,)
             learned = self._from_runs([*runs, traj], other.name, every[0], (*every[1:], renamed_template(mine, names)))
             if learned is not None:
@@ -375,6 +375,25 @@ class Learning:
                 return self._write(*learned)
             logger.debug("%s does what %r asks, but their runs make no one skill", other.name, mine.text)
         return None
+
+    def _program(self, skill: SkillFile) -> SkillSpec | None:
+        """``skill``'s first run lifted under its phrasing: what the skill does (kept per file text)."""
+        key = (skill.name, skill.content_hash)
+        if key not in self._programs:
+            first: SkillSpec | None = None
+            try:
+                run = self.library.load_run(skill.runs[0]) if skill.runs else None
+            except SkillFileError:
+                run = None
+            bound = skill.bind(run.task) if run is not None else None
+            if run is not None and bound is not None:
+                lifted = lift(run, template=bound[0], importable=self.importable_skills)
+                first = None if isinstance(lifted, Rejected) else lifted
+            if len(self._programs) > 4096:
+                self._programs.clear()
+            self._programs[key] = first
+        result: SkillSpec | None = self._programs[key]
+        return result
 
     def _write(self, spec: SkillSpec, source: str, runs: list[Trajectory]) -> Compiled:
         meta = skill_meta(spec)  # just rendered: known, no need to parse it back
