@@ -18,7 +18,7 @@ from typing import Any
 import jinja2
 
 from ._values import EACH, walk_exprs
-from ._spec import At, Const, DictOf, Each, Expr, Fmt, Guard, Join, Len, ListOf, Neg, Param, Ref, Select, SkillSpec, Update, Where
+from ._spec import At, Const, DictOf, Each, Early, Expr, Fmt, Guard, Join, Len, ListOf, Neg, Param, Ref, Select, SkillSpec, Update, Where
 from ._template import UNUSED, Slot
 from ._version import __version__
 
@@ -333,7 +333,31 @@ class _Renderer:
             return f"({left} > {right}) - ({left} < {right})"
         return target
 
-    def call(self, i: int) -> list[str]:
+    def branch(self, early: Early) -> list[str]:
+        """``if <the fact that tells the runs apart>:`` its runs' guards, and their answer."""
+        facts, seen = early.when.value
+        (call, fact), = facts
+        code = self.fact_code(call, fact)
+        values = [c[0] for c in seen]
+        if len(values) == 1 and type(values[0]) is bool:
+            cond = code if values[0] else f"not ({code})"
+        else:
+            cond = f"({code}) in ({', '.join(_literal(fact.kind, v) for v in values)}{',' if len(values) == 1 else ''})"
+        lines = [f"if {cond}:  # as the runs that stopped here saw it"]
+        for k, guards in enumerate(early.guards):
+            lines.extend("    " + line for line in self.guards(k, guards))
+        note = _constant_note(early.output)
+        lines.append(f"    return {self.expr(early.output)}{f'  # {note}' if note else ''}")
+        return lines
+
+    def guards(self, i: int, guards: tuple[Guard, ...]) -> list[str]:
+        """The lines of ``guards`` on the result of step ``i``."""
+        var = self.spec.steps[i].var
+        if var:
+            return [self.guard(var, g, "") for g in guards]
+        return [self.guard("", g, "") for g in guards if g.kind == "agree"]
+
+    def call(self, i: int, guards: bool = True) -> list[str]:
         step = self.spec.steps[i]
         ref = self.spec.tools[step.tool]
         func = ref.qualname.rsplit(".", 1)[-1]
@@ -363,10 +387,8 @@ class _Renderer:
             lines.append(")")
         call_args = "".join(f", {k}={code}" for k, code, _ in args)
         lines.extend(self.guard(callee, g, call_args) for g in step.post)
-        if step.var:
-            lines.extend(self.guard(step.var, g, "") for g in step.guards)
-        else:
-            lines.extend(self.guard("", g, "") for g in step.guards if g.kind == "agree")
+        if guards:
+            lines.extend(self.guards(i, step.guards))
         return lines
 
 
@@ -452,8 +474,8 @@ def _fstring_text(text: str) -> str:
 
 def _imports(spec: SkillSpec) -> list[str]:
     helpers = set()
-    for step in spec.steps:
-        every = (*step.pre, *step.post, *step.guards)
+    branches = [g for e in spec.early for gs in e.guards for g in gs] + [e.when for e in spec.early]
+    for every in [(*step.pre, *step.post, *step.guards) for step in spec.steps] + [tuple(branches)]:
         for g in (*every, *(g.value[2] for g in every if g.kind == "each")):  # and the fact of every item
             helpers.add("require")
             if g.kind in ("has", "check", "postcheck"):
@@ -471,7 +493,7 @@ def _imports(spec: SkillSpec) -> list[str]:
                 helpers.add("rank")
             if any(isinstance(k, Where) for f in facts for k in f.path):
                 helpers.add("pick")
-    exprs = [e for step in spec.steps for _k, e in step.args] + [spec.output]
+    exprs = [e for step in spec.steps for _k, e in step.args] + [spec.output, *(e.output for e in spec.early)]
     if any(isinstance(e, Select) for top in exprs for e in walk_exprs(top)):
         helpers.add("pick")
     if any(isinstance(e, Join) for top in exprs for e in walk_exprs(top)):
@@ -559,8 +581,16 @@ def render_skill(spec: SkillSpec) -> str:
     """
     r = _Renderer(spec)
     body: list[str] = []
+    early = spec.early[0] if spec.early else None
     for i in range(len(spec.steps)):
-        body.extend(r.call(i))
+        if early is None or i > early.after:
+            body.extend(r.call(i))
+            continue
+        body.extend(r.call(i, guards=False))  # the guards of either branch, once it is known which
+        if i == early.after:
+            body.extend(r.branch(early))
+            for k in range(early.after + 1):
+                body.extend(r.guards(k, spec.steps[k].guards))
     note = _constant_note(spec.output)
     body.append(f"return {r.expr(spec.output)}{f'  # {note}' if note else ''}")
     params = [f"{s.name}: {_annotation(s)}" for s in spec.slots if s.kind not in UNUSED]

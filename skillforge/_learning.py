@@ -38,7 +38,7 @@ from ._lifting import Rejected, Site, expr_at, lift
 from ._names import _fresh, _unnamed, named
 from ._relevance import acted_on
 from ._records import folded_as
-from ._spec import Expr, Guard, Param, SkillSpec, Step, Where
+from ._spec import Early, Expr, Guard, Param, SkillSpec, Step, Where
 from ._template import CHOICE, IGNORED, NEGATION, Slot, TaskTemplate, choices, kind_union, shape_of, union_shape
 from ._trajectory import Trajectory
 from ._values import EACH, enum_like, resolve, walk_exprs
@@ -46,7 +46,7 @@ from ._values import EACH, enum_like, resolve, walk_exprs
 logger = logging.getLogger(__name__)
 
 __all__ = [
-    "ATTRIBUTE_RUNS", "PHRASING", "generalize", "ignores_data", "merge", "named", "renamed_template", "same_program", "settle",
+    "ATTRIBUTE_RUNS", "PHRASING", "branched", "generalize", "ignores_data", "merge", "named", "renamed_template", "same_program", "settle",
     "spec_from_runs", "widened",
 ]
 
@@ -335,17 +335,19 @@ def spec_from_runs(
     extra = tuple((t.text, t.slots) for t in phrasings)
     if len(specs) == 1:
         return replace(specs[0], template=template.text, slots=template.slots, phrasings=extra) if phrasings else specs[0]
-    merged = merge(specs, runs, phrased=bool(phrasings))
+    merged = merge(specs, runs, phrased=len(every) if phrasings else 0)
+    if merged is None:
+        merged = branched(specs, runs, phrased=len(every) if phrasings else 0)
     if merged is None:
         return Rejected("the runs differ in more than the switch-like facts their guards check")
     return replace(merged, template=template.text, slots=template.slots, phrasings=extra) if phrasings else merged
 
 
-def merge(specs: list[SkillSpec], runs: list[Trajectory], *, phrased: bool = False) -> SkillSpec | None:
+def merge(specs: list[SkillSpec], runs: list[Trajectory], *, phrased: int = 0) -> SkillSpec | None:
     """One skill for runs (``specs[i]`` lifted from ``runs[i]``) that made the same calls from the same sources, or None.
 
-    ``phrased``: the runs' tasks may be said in different templates (phrasings of one skill),
-    as long as they take the same parameters."""
+    ``phrased``: how many phrasings the skill has, if several: the runs' tasks may be said in any
+    of them, as long as they take the same parameters, and which one is a fact."""
     first = specs[0]
     runs = [folded_as(run, [st.each for st in spec.steps], spec.examples) for spec, run in zip(specs, runs, strict=True)]
     for other in specs[1:]:
@@ -413,8 +415,8 @@ def merge(specs: list[SkillSpec], runs: list[Trajectory], *, phrased: bool = Fal
             else:
                 varied.append((i, g, seen))
     said = [spec.examples.get(PHRASING, 0) for spec in specs]
-    if phrased and len(set(said)) > 1:  # the words a task is said in are a switch: combined with the facts runs saw with them
-        varied.append((0, Guard("said", (), 1 + max(said)), said))
+    if phrased > 1:  # the words a task is said in are a switch: combined with the facts runs saw with them
+        varied.append((0, Guard("said", (), phrased), said))
     for slot in first.slots:  # texts a choice said are facts too: never combined with other facts no run showed with them
         if slot.kind == CHOICE and varied and len({tuple(_said_texts(spec, slot.name)) for spec in specs}) > 1:
             return None
@@ -437,6 +439,71 @@ def merge(specs: list[SkillSpec], runs: list[Trajectory], *, phrased: bool = Fal
         output=first.output, tools=first.tools, instances=first.instances, runs=all_runs, task=first.task,
         constants=first.constants, alts=first.alts,
     )
+
+
+def branched(specs: list[SkillSpec], runs: list[Trajectory], *, phrased: int = 0) -> SkillSpec | None:
+    """One skill for runs of one template that acted in two ways, where one way is the other's first
+    reads and an answer ("already a member": read, answer; otherwise read, write, answer): the
+    reads, then ``if`` the fact that told the two groups apart in every run, the first group's
+    guards and answer, else the second's guards and the rest. None where the runs do not split so.
+
+    Each group is merged on its own (``merge``), so each branch keeps exactly the guards its
+    runs showed; the fact that picks a branch took disjoint values in the two groups.
+    """
+    groups: dict[Any, list[int]] = {}
+    for k, spec in enumerate(specs):
+        groups.setdefault(tuple((st.tool, st.args, st.each) for st in spec.steps), []).append(k)
+    if len(groups) != 2:
+        return None
+    short, long = sorted(groups.values(), key=lambda ks: (len(specs[ks[0]].steps), ks[0]))
+    a, b = specs[short[0]], specs[long[0]]
+    after = len(a.steps) - 1
+    if after < 0 or len(b.steps) <= len(a.steps) or any(not a.tools[st.tool].read for st in a.steps):
+        return None  # the runs that stopped early only read
+    if [(x.tool, x.args, x.each) for x in a.steps] != [(x.tool, x.args, x.each) for x in b.steps[: after + 1]]:
+        return None
+    if any(s.kind == CHOICE and len({tuple(_said_texts(spec, s.name)) for spec in specs}) > 1 for s in a.slots):
+        return None  # a text a choice said is a fact no branch condition reads: the runs stay apart
+    if phrased and not {specs[k].examples.get(PHRASING, 0) for k in short} & {specs[k].examples.get(PHRASING, 0) for k in long}:
+        return None  # asked only in other words than the rest: another intent, not a branch of this one
+    sa = merge([specs[k] for k in short], [runs[k] for k in short], phrased=phrased)
+    sb = merge([specs[k] for k in long], [runs[k] for k in long], phrased=phrased)
+    if sa is None or sb is None:
+        return None
+    when = _telling_apart(sa, sb, [(specs[k], runs[k]) for k in short], [(specs[k], runs[k]) for k in long], after)
+    if when is None:
+        return None
+    steps = tuple(  # a read either branch names keeps its name
+        replace(st, var=st.var or sa.steps[i].var) if i <= after else st for i, st in enumerate(sb.steps)
+    )
+    every = tuple(dict.fromkeys(h for spec in specs for h in spec.runs))
+    early = Early(after, when, tuple(sa.steps[i].guards for i in range(after + 1)), sa.output)
+    return replace(sb, steps=steps, runs=every, early=(early,))
+
+
+def _telling_apart(
+    sa: SkillSpec, sb: SkillSpec, a_runs: list[tuple[SkillSpec, Trajectory]], b_runs: list[tuple[SkillSpec, Trajectory]], after: int,
+) -> Guard | None:
+    """A fact of the first reads that took other values in every run of one group than in any of the other's."""
+    for i in range(after + 1):
+        facts: dict[Any, Guard] = {}
+        for g in (*sa.steps[i].guards, *sb.steps[i].guards):
+            if g.kind in _SWITCHES and g.kind not in ("each", "chosen"):
+                facts.setdefault(fact_key(g), g)
+        telling = []
+        for key, g in facts.items():
+            seen_a = {observe(g, r.calls[i].result, s.examples, [c.result for c in r.calls]) for s, r in a_runs}
+            seen_b = {observe(g, r.calls[i].result, s.examples, [c.result for c in r.calls]) for s, r in b_runs}
+            if MISSING not in seen_a | seen_b and not seen_a & seen_b:
+                flag = all(type(v) is bool for v in seen_a | seen_b)
+                telling.append((_TELLING.get(g.kind, len(_TELLING)), len(seen_a | seen_b), not flag, repr(key), g, seen_a))
+        if telling:  # a relation of the task's values, then the fact of fewest values, a flag: what a reviewer reads as the reason
+            *_order, g, seen_a = min(telling, key=lambda t: t[:4])
+            return Guard("combo", (), (((i, g),), tuple((v,) for v in sorted(seen_a, key=repr))))
+    return None
+
+
+_TELLING = {"member": 0, "near": 0, "equal": 0, "same": 1, "cmp": 1}  # relations of task values before other facts
 
 
 def same_program(a: SkillSpec, b: SkillSpec) -> dict[str, str] | None:

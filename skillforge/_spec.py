@@ -24,7 +24,7 @@ from typing import Any, Union
 from ._template import Slot
 from ._trajectory import ToolRef
 
-__all__ = ["At", "Const", "DictOf", "Each", "Expr", "Fmt", "Guard", "Join", "Len", "ListOf", "Neg", "Param", "Ref", "Select", "SkillSpec", "Step", "Update", "Where"]
+__all__ = ["At", "Const", "DictOf", "Each", "Early", "Expr", "Fmt", "Guard", "Join", "Len", "ListOf", "Neg", "Param", "Ref", "Select", "SkillSpec", "Step", "Update", "Where"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,6 +176,19 @@ class Step:
     each: tuple[str, str | tuple[str, ...]] | None = None  # called once per item of a list the task gives: (list, var)
 
 
+@dataclass(frozen=True, slots=True)
+class Early:
+    """A branch of a skill: after step ``after`` (a read), where ``when`` holds (a one-fact
+    ``combo`` guard: the values the runs that stopped there showed), those runs' own guards on
+    the steps so far are checked and ``output`` is the answer; no write happens ("already a
+    member"). Every other task goes on with the skill's steps, under their own guards."""
+
+    after: int
+    when: Guard
+    guards: tuple[tuple[Guard, ...], ...]  # per step 0..after
+    output: Expr
+
+
 @dataclass(frozen=True)
 class SkillSpec:
     """Everything codegen needs, as a pure function of the runs it was lifted from."""
@@ -193,3 +206,4 @@ class SkillSpec:
     constants: int = 0  # how many arguments stayed learned constants
     alts: tuple[tuple[Any, tuple[Expr, ...]], ...] = ()  # (site, other sources of the same value) per ambiguous choice
     phrasings: tuple[tuple[str, tuple[Slot, ...]], ...] = ()  # other templates of the same task, the same parameters
+    early: tuple[Early, ...] = ()  # runs that stopped after a read and answered: a branch before the rest

@@ -1,0 +1,83 @@
+"""Branches on runs alone: runs of one template that acted in two ways make one skill.
+
+"Add ana to vpn-users" read the user and added her; "Add bo to vpn-users", where bo was in the
+group already, read him and answered. The second run's calls are the first one's reads: one
+skill reads, then ``if`` the fact that told the runs apart, checks what the early runs showed
+and answers; otherwise it checks what the other runs showed and writes. Each branch keeps its
+own runs' guards, so no world that neither group showed replays.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from skillforge._codegen import render_skill
+from skillforge._compile import prove_all
+from skillforge._learning import spec_from_runs
+from skillforge._lifting import Rejected, discover_template
+from skillforge._policy import check_policy
+from skillforge._template import TaskTemplate
+from skillforge._trajectory import Call, Outcome, ToolRef, Trajectory
+
+TOOLS = {
+    "get_user": ToolRef(module="desk", qualname="get_user", read=True, params=("username",)),
+    "add_to_group": ToolRef(module="desk", qualname="add_to_group", params=("username", "group")),
+}
+
+
+def add_run(username: str, group: str, groups: list[str], locked: bool = False, task: str = "Add {} to {}.") -> Trajectory:
+    """The agent: a member already is told so; anyone else is added."""
+    user = {"username": username, "groups": groups, "locked": locked}
+    calls = [Call(tool="get_user", args={"username": username}, result=user)]
+    if group in groups:
+        output = f"{username} is already in {group}."
+    else:
+        calls.append(Call(tool="add_to_group", args={"username": username, "group": group}, result={"added": True}))
+        output = f"Added {username} to {group}."
+    return Trajectory(task=task.format(username, group), calls=calls, outcome=Outcome(ok=True, output=output), tools=TOOLS)
+
+
+def learned(runs: list[Trajectory]) -> Any:
+    template = discover_template(runs[0])
+    assert isinstance(template, TaskTemplate)
+    return spec_from_runs(runs, name="add_to", template=template)
+
+
+def test_a_member_already_and_a_new_member_are_one_skill_with_a_branch() -> None:
+    runs = [add_run("ana.ruiz", "vpn-users", ["staff"]), add_run("bo.chen", "vpn-users", ["staff", "vpn-users"])]
+    spec = learned(runs)
+    assert not isinstance(spec, Rejected) and len(spec.early) == 1 and len(spec.runs) == 2
+    source = render_skill(spec)
+    body = source.split("def add_to", 1)[1]
+    assert "    if group in user['groups']:  # as the runs that stopped here saw it\n" in body
+    assert "        return f\"{username} is already in {group}.\"" in body
+    assert body.index("return f\"{username} is already in {group}.\"") < body.index("add_to_group(")
+    assert check_policy(source, "add_to", {"desk": {"get_user", "add_to_group"}}) == []
+    assert prove_all(source, spec, runs) is None
+    # either way again, in worlds like the runs'
+    assert prove_all(source, spec, [add_run("cy.diaz", "vpn-users", ["staff"]), add_run("dee.fox", "vpn-users", ["vpn-users"])]) is None
+
+
+def test_each_branch_keeps_its_own_guards() -> None:
+    runs = [add_run("ana.ruiz", "vpn-users", ["staff"]), add_run("bo.chen", "vpn-users", ["staff", "vpn-users"], locked=True)]
+    spec = learned(runs)
+    assert not isinstance(spec, Rejected) and spec.early
+    source = render_skill(spec)
+    # a member whose account is not locked: only a locked member was seen answered; a new member unlocked: seen
+    assert prove_all(source, spec, [add_run("cy.diaz", "vpn-users", ["vpn-users"], locked=False)]) is not None
+    assert prove_all(source, spec, [add_run("dee.fox", "vpn-users", ["staff"], locked=False)]) is None
+    # not a member, locked: the runs that wrote never saw a locked account
+    assert prove_all(source, spec, [add_run("eve.gray", "vpn-users", ["staff"], locked=True)]) is not None
+
+
+def test_runs_that_wrote_differently_or_cannot_be_told_apart_stay_apart() -> None:
+    # the same world, acted on two ways: no fact tells them apart
+    a = add_run("ana.ruiz", "vpn-users", ["staff"])
+    stopped = Trajectory(task="Add bo.chen to vpn-users.", calls=a.calls[:1], outcome=Outcome(ok=True, output="Not today."), tools=TOOLS)
+    stopped = stopped.model_copy(update={"calls": [Call(tool="get_user", args={"username": "bo.chen"},
+                                                         result={"username": "bo.chen", "groups": ["staff"], "locked": False})]})
+    assert isinstance(learned([a, stopped]), Rejected)
+    # two writes that differ (not a prefix): variants, as before
+    other = add_run("cy.diaz", "vpn-users", ["staff"])
+    other = other.model_copy(update={"calls": [*other.calls, Call(tool="add_to_group", args={"username": "cy.diaz", "group": "staff"}, result={})]})
+    assert isinstance(learned([a, other]), Rejected)
