@@ -17,9 +17,9 @@ from typing import Any
 
 import jinja2
 
-from ._values import EACH, walk_exprs
+from ._values import EACH, var_names, walk_exprs
 from ._spec import At, Const, DictOf, Each, Early, Expr, Fmt, Guard, Join, Len, ListOf, Neg, Param, Ref, Select, SkillSpec, Update, Where
-from ._template import UNUSED, Slot
+from ._template import PHRASING, UNUSED, Slot
 from ._version import __version__
 
 __all__ = ["HEADER_PREFIX", "HASH_PREFIX", "body_hash", "render_skill", "skill_meta", "split_header"]
@@ -322,7 +322,7 @@ class _Renderer:
         if g.kind == "chosen":
             return f"{self.expr(g.value[0])}[{g.value[1]!r}]"
         if g.kind == "said":  # which of the skill's phrasings the task was said in
-            return "phrasing"
+            return PHRASING
         if g.kind == "same":
             return f"{target} == {_target(self.vars[g.value[0]], g.value[1])}"
         if g.kind == "textsign":
@@ -524,7 +524,7 @@ def _meta(spec: SkillSpec) -> list[tuple[str, str]]:
 
 def _names(var: str | tuple[str, ...]) -> str:
     """A comprehension's target: an item, or the parts of a record."""
-    return var if type(var) is str else ", ".join(var)
+    return ", ".join(var_names(var))
 
 
 def _annotation(s: Slot) -> str:
@@ -595,7 +595,7 @@ def render_skill(spec: SkillSpec) -> str:
     body.append(f"return {r.expr(spec.output)}{f'  # {note}' if note else ''}")
     params = [f"{s.name}: {_annotation(s)}" for s in spec.slots if s.kind not in UNUSED]
     if spec.phrasings:  # which phrasing the task was said in (0: the template, 1: the first of its phrasings, ...)
-        params.append("phrasing: int = 0")
+        params.append(f"{PHRASING}: int = 0")
     if spec.instances:
         params.append("*")
         params.extend(p for p, _ in spec.instances)

@@ -19,7 +19,7 @@ from ._exceptions import GuardFailed, SandboxError, SkillforgeSignal
 from ._lifting import Rejected, lift
 from ._sandbox import compile_skill, load_function
 from ._spec import SkillSpec
-from ._template import TaskTemplate
+from ._template import TaskTemplate, bind_phrasings
 from ._trajectory import Trajectory, canonical_json
 
 __all__ = ["Compiled", "Rejected", "admit", "admit_file", "compile_run", "prove_all"]
@@ -76,11 +76,8 @@ class _Replayer:
 
 def _bound(spec: SkillSpec, task: str) -> dict[str, Any] | None:
     """What the first of ``spec``'s phrasings that binds ``task`` binds."""
-    for k, (text, slots) in enumerate(((spec.template, spec.slots), *spec.phrasings)):
-        params = TaskTemplate(text, list(slots)).bind(task)
-        if params is not None:
-            return {**params, "phrasing": k} if spec.phrasings else params
-    return None
+    bound = bind_phrasings([TaskTemplate(text, list(slots)) for text, slots in ((spec.template, spec.slots), *spec.phrasings)], task)
+    return None if bound is None else bound[1]
 
 
 def admit(source: str, spec: SkillSpec, traj: Trajectory) -> Compiled | Rejected:

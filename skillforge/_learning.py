@@ -35,22 +35,22 @@ from typing import Any
 
 from ._guards import MISSING, OBSERVED, fact_key, observe
 from ._lifting import Rejected, Site, expr_at, lift
+from ._lists import substitute
 from ._names import _fresh, _unnamed, named
 from ._relevance import acted_on
 from ._records import folded_as
 from ._spec import Early, Expr, Guard, Param, SkillSpec, Step, Where
-from ._template import CHOICE, IGNORED, NEGATION, Slot, TaskTemplate, choices, kind_union, shape_of, union_shape
+from ._template import CHOICE, IGNORED, NEGATION, PHRASING, Slot, TaskTemplate, choices, kind_union, shape_of, union_shape
 from ._trajectory import Trajectory
 from ._values import EACH, enum_like, resolve, walk_exprs
 
 logger = logging.getLogger(__name__)
 
 __all__ = [
-    "ATTRIBUTE_RUNS", "PHRASING", "branched", "generalize", "ignores_data", "merge", "named", "renamed_template", "same_program", "settle",
+    "ATTRIBUTE_RUNS", "branched", "generalize", "ignores_data", "merge", "named", "renamed_template", "same_program", "settle",
     "spec_from_runs", "widened",
 ]
 
-PHRASING = "phrasing"  # the parameter of a skill of several phrasings that says which one the task was said in
 ATTRIBUTE_RUNS = 5  # runs that acted alike, each with another value, before a text fact counts as an attribute
 _OBSERVED = OBSERVED  # facts that can be read off any run's results
 _SWITCHES = OBSERVED - {"has", "each"}  # of those, kept as sets of values
@@ -333,8 +333,8 @@ def spec_from_runs(
     if not specs:
         return Rejected("a skill needs at least one run")
     extra = tuple((t.text, t.slots) for t in phrasings)
-    if len(specs) == 1:
-        return replace(specs[0], template=template.text, slots=template.slots, phrasings=extra) if phrasings else specs[0]
+    if len(specs) == 1 and not phrasings:
+        return specs[0]
     merged = merge(specs, runs, phrased=len(every) if phrasings else 0)
     if merged is None:
         merged = branched(specs, runs, phrased=len(every) if phrasings else 0)
@@ -470,7 +470,8 @@ def branched(specs: list[SkillSpec], runs: list[Trajectory], *, phrased: int = 0
     sb = merge([specs[k] for k in long], [runs[k] for k in long], phrased=phrased)
     if sa is None or sb is None:
         return None
-    when = _telling_apart(sa, sb, [(specs[k], runs[k]) for k in short], [(specs[k], runs[k]) for k in long], after)
+    folded = [folded_as(run, [st.each for st in spec.steps], spec.examples) for spec, run in zip(specs, runs, strict=True)]
+    when = _telling_apart(sa, sb, [(specs[k], folded[k]) for k in short], [(specs[k], folded[k]) for k in long], after)
     if when is None:
         return None
     steps = tuple(  # a read either branch names keeps its name
@@ -522,7 +523,7 @@ def same_program(a: SkillSpec, b: SkillSpec) -> dict[str, str] | None:
         for m, n in zip(px, py, strict=True):
             if names.setdefault(m, n) != n:
                 return None
-    if len(set(names.values())) != len(names) or any(renamed(x, names) != y for x, y in pairs):
+    if len(set(names.values())) != len(names) or any(substitute(x, names) != y for x, y in pairs):
         return None
     return names
 
@@ -534,17 +535,6 @@ def _walk_all(x: Any) -> list[Any]:
     if isinstance(x, str):
         return []
     return list(walk_exprs(x))
-
-
-def renamed(expr: Any, names: dict[str, str]) -> Any:
-    """``expr`` with each ``Param`` named as ``names`` says (frozen dataclasses and tuples, rebuilt)."""
-    if isinstance(expr, Param):
-        return Param(names.get(expr.name, expr.name))
-    if isinstance(expr, tuple):
-        return tuple(renamed(e, names) for e in expr)
-    if hasattr(expr, "__dataclass_fields__"):
-        return type(expr)(**{f: renamed(getattr(expr, f), names) for f in expr.__dataclass_fields__})
-    return expr
 
 
 def renamed_template(template: TaskTemplate, names: dict[str, str]) -> TaskTemplate:

@@ -24,7 +24,7 @@ from filelock import FileLock
 
 from ._codegen import body_hash, split_header
 from ._exceptions import SkillFileError
-from ._template import Slot, TaskTemplate, shape_of
+from ._template import Slot, TaskTemplate, bind_phrasings, shape_of
 from ._trajectory import ToolRef, Trajectory
 
 __all__ = ["Library", "MetaCache", "SkillFile", "content_key", "read_skill_file", "skill_from"]
@@ -55,11 +55,7 @@ class SkillFile:
 
     def bind(self, task: str) -> tuple[TaskTemplate, dict[str, Any]] | None:
         """The first of its phrasings that binds ``task``, and what it binds."""
-        for k, t in enumerate(self.phrasings or (self.template,)):
-            params = t.bind(task)
-            if params is not None:
-                return t, {**params, "phrasing": k} if len(self.phrasings) > 1 else params
-        return None
+        return bind_phrasings(self.phrasings or (self.template,), task)
 
     def phrasing(self, text: str) -> TaskTemplate | None:
         """Its phrasing of template text ``text``, if it has one."""

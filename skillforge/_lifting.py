@@ -26,13 +26,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from ._guards import derive_guards
-from ._lists import Listing, each_guards
+from ._lists import Listing, each_guards, mentions
 from ._records import fold, map_blocks, record_template
-from ._runchecks import coincidences, element_ref, positional_pins, quoted_item, reads_item, tied_constant, unexplained_number
+from ._runchecks import coincidences, element_ref, positional_pins, quoted_item, tied_constant, unexplained_number
 from ._selecting import Selecting, _dig, _singular
 from ._spans import TOKEN_END, TOKEN_START, TaskSpans
 from ._spec import Const, DictOf, Each, Expr, Fmt, Guard, Join, Len, ListOf, Neg, Param, Ref, Select, SkillSpec, Step, Update
-from ._template import CHOICE, LIST, SLOT_PATTERNS, Slot, TaskTemplate, _said, parse_mapping, shape_of, union_shape
+from ._template import CHOICE, LIST, PHRASING, SLOT_PATTERNS, Slot, TaskTemplate, _said, parse_mapping, shape_of, union_shape
 from ._trajectory import Trajectory, canonical_json
 from ._values import _categorical, _leaves, collection, refs_in, walk_exprs
 
@@ -44,7 +44,7 @@ _STOP_WORDS = frozenset(
     "a an the of to for on in is are was my me i you your our please with and at by from "
     "can could would will this that it be do does did".split()
 )
-_RESERVED = frozenset({"require", "has", "check", "SKILL", "result", "str", "int", "float", "list", "dict", "len", "format", "phrasing"})
+_RESERVED = frozenset({"require", "has", "check", "SKILL", "result", "str", "int", "float", "list", "dict", "len", "format", PHRASING})
 _IDENT = re.compile(r"[^0-9a-zA-Z_]+")
 
 
@@ -553,6 +553,7 @@ def _lift_values(
     such block whose every argument is one expression of the item (one at least reading it) is one
     step, a *map step*, whose result is the list of the calls' results; the others are lifted call
     by call. Also returns, per step, the map's (list, item variable), and the blocks taken."""
+    blocks = blocks or {}
     raw_steps: list[tuple[str, tuple[tuple[str, Expr], ...]]] = []
     eaches: list[tuple[str, str | tuple[str, ...]] | None] = []
     taken: list[tuple[int, int]] = []
@@ -562,8 +563,8 @@ def _lift_values(
         step = len(raw_steps)
         order = {p: n for n, p in enumerate(traj.tools[call.tool].params)}
         keys = sorted(call.args, key=lambda k: (order.get(k, len(order)), k))  # signature order: key order is not data
-        if i in (blocks or {}):
-            n, listed = (blocks or {})[i]
+        if i in blocks:
+            n, listed = blocks[i]
             group = traj.calls[i : i + n]
             saved = lifter._state()
             lifted = [lifter._per_item(listed, [c.args[k] for c in group], (step, (k,))) for k in keys]
@@ -601,8 +602,8 @@ def discover_template(traj: Trajectory, *, importable: bool = True, roll: bool =
     if isinstance(flat, Rejected) or isinstance(listed, Rejected) or listed.constants > flat.constants:
         return found
     name = next(s.name for s in records.slots if s.parts)
-    steps = [e for st in listed.steps for _k, top in st.args for e in walk_exprs(top) if isinstance(e, Each) and e.seq.name == name]
-    if not steps and not any(st.each is not None and st.each[0] == name for st in listed.steps):
+    loops = [e for st in listed.steps for _k, top in st.args for e in walk_exprs(top) if isinstance(e, Each) and e.seq.name == name]
+    if not loops and not any(st.each is not None and st.each[0] == name for st in listed.steps):
         return found  # the groups feed nothing as a list: one slot each
     if sum(1 for st in listed.steps for g in st.guards if g.kind == "pin") > sum(1 for st in flat.steps for g in st.guards if g.kind == "pin"):
         return found  # taken by position as a list, by a predicate one by one
@@ -710,8 +711,7 @@ def lift(
     run_hash = traj.hash
     traj = fold(traj, taken)  # step k is call k from here on
     picked = frozenset(  # the elements items of a list picked
-        (c, (*seq_path, index)) for (c, seq_path, index), select in lifter.selected.items()
-        if any(isinstance(e, Param) and e.name not in bound for e in walk_exprs(select))
+        (c, (*seq_path, index)) for (c, seq_path, index), select in lifter.selected.items() if lifter._by_item(select)
     )
     tied = tied_constant(traj, raw_steps, output, bound) or quoted_item(raw_steps, output, bound, picked)
     if tied is not None:
@@ -771,7 +771,7 @@ def lift(
             continue  # an element the task names by a value: its facts are derived like a result's
         element = _dig(traj.calls[call].result, (*seq_path, index))  # picked by a predicate: what it was
         chosen = Select(select.seq, select.field, select.key, (), select.also)
-        of_item = next(((listed, var) for listed, var in sorted(lists, key=repr) if reads_item(chosen, var)), None)
+        of_item = next(((listed, var) for listed, var in sorted(lists, key=repr) if mentions(chosen, var)), None)
         for field in sorted(element) if type(element) is dict else ():
             if field != select.field and _categorical(element[field]):
                 fact = Guard("chosen", (), (chosen, field, element[field]))

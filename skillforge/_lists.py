@@ -20,13 +20,13 @@ from typing import Any
 from ._guards import derive_guards, fact_key
 from ._spec import At, Each, Expr, Guard, Param, Where
 from ._trajectory import Trajectory
-from ._values import bound_item, resolve, walk_exprs
+from ._values import bound_item, resolve, var_names, walk_exprs
 
-__all__ = ["Listing", "each_guards", "item_name", "substitute"]
+__all__ = ["SEPARATOR", "Listing", "each_guards", "item_name", "mentions", "substitute"]
 
 # what may stand between two items of a list the task writes: a comma or semicolon, "and" before
 # the last ("A, B and C"); never "or", which says something else
-_SEPARATOR = re.compile(r"\s*(?:[,;]|[,;]?\s*\band\b)\s*")
+SEPARATOR = re.compile(r"\s*(?:[,;]|[,;]?\s*\band\b)\s*")
 
 
 def item_name(list_name: str) -> str:
@@ -34,14 +34,14 @@ def item_name(list_name: str) -> str:
     return list_name[:-1] if list_name.endswith("s") and len(list_name) > 1 else f"{list_name}_item"
 
 
-def substitute(expr: Any, old: str, new: str) -> Any:
-    """``expr`` with ``Param(old)`` read as ``Param(new)`` (frozen dataclasses and tuples, rebuilt)."""
+def substitute(expr: Any, names: dict[str, str]) -> Any:
+    """``expr`` with each ``Param`` named as ``names`` says (frozen dataclasses and tuples, rebuilt)."""
     if isinstance(expr, Param):
-        return Param(new) if expr.name == old else expr
+        return Param(names.get(expr.name, expr.name))
     if isinstance(expr, tuple):
-        return tuple(substitute(e, old, new) for e in expr)
+        return tuple(substitute(e, names) for e in expr)
     if hasattr(expr, "__dataclass_fields__"):
-        return type(expr)(**{f: substitute(getattr(expr, f), old, new) for f in expr.__dataclass_fields__})
+        return type(expr)(**{f: substitute(getattr(expr, f), names) for f in expr.__dataclass_fields__})
     return expr
 
 
@@ -80,7 +80,7 @@ class Listing:
         call, path = site
         items = (self.bound or {})[name]
         var: str | tuple[str, ...] = self.records.get(name) or item_name(name)
-        names = (var,) if type(var) is str else var
+        names = var_names(var)
         outer = {k: x for k, x in (self.bound or {}).items() if k not in names}
         bodies = []
         before: set[str] = set(self.said)  # type: ignore[attr-defined]
@@ -119,7 +119,7 @@ class Listing:
             own.append(names[0])
         if len(set(own)) != len(own):
             return None
-        bodies = [substitute(e, n, own[0]) for e, n in zip(items, own, strict=True)]
+        bodies = [substitute(e, {n: own[0]}) for e, n in zip(items, own, strict=True)]
         if not all(b == bodies[0] for b in bodies):
             return None
         task: str = self.traj.task  # type: ignore[attr-defined]
@@ -127,7 +127,7 @@ class Listing:
         if any(b[0] <= a[1] for a, b in zip(order, order[1:])):
             return None  # not in the task's order
         gaps = [task[a[1]:b[0]] for a, b in zip(order, order[1:])]
-        if not all(_SEPARATOR.fullmatch(g) for g in gaps) or len({g.strip() for g in gaps[:-1]}) > 1:
+        if not all(SEPARATOR.fullmatch(g) for g in gaps) or len({g.strip() for g in gaps[:-1]}) > 1:
             return None  # the items are not written as one list
         values = [self.params[spans[n]][1] for n in own]
         if not all(type(v) is str for v in values) or any(self.params[spans[n]][3] is not None for n in own):
@@ -140,7 +140,7 @@ class Listing:
         separators = "|".join(sorted({" ".join(g.split()) for g in gaps}))
         self.params[(order[0][0], order[-1][1])] = (name, values, "list", "each:" + separators)
         self.scalars[:] = [s for s in self.scalars if not (isinstance(s[1], Param) and s[1].name in own)]
-        return Each(Param(name), var, substitute(bodies[0], own[0], var))
+        return Each(Param(name), var, substitute(bodies[0], {own[0]: var}))
 
 
 def each_guards(
@@ -167,7 +167,7 @@ def each_guards(
         facts: dict[tuple[Any, ...], list[Guard | None]] = {}
         for k, guards in enumerate(per_item):
             for g in guards[i]:
-                if g.kind != "has" and _mentions(g, var):
+                if g.kind != "has" and mentions(g, var):
                     facts.setdefault(fact_key(g), [None] * len(per_item))[k] = g
         here: list[Guard] = []
         for seen in facts.values():
@@ -187,19 +187,20 @@ def each_guards(
     return out
 
 
-def _mentions(x: Any, var: str | tuple[str, ...]) -> bool:
-    """Whether a guard (or part of one) reads the item ``var``: a ``Where``/``At`` step or a relation naming it."""
-    names = (var,) if type(var) is str else var
+def mentions(x: Any, var: str | tuple[str, ...]) -> bool:
+    """Whether a guard or an expression (or part of one) reads the item ``var``: a ``Where``/``At``
+    step, a relation or a ``Param`` naming it."""
+    names = var_names(var)
     if isinstance(x, (Where, At, Param)):
         return x.name in names
     if isinstance(x, Guard):
         if x.kind in ("member", "near", "equal") and x.value[0] in names:
             return True
-        return _mentions(x.path, var) or _mentions(x.value, var)
+        return mentions(x.path, var) or mentions(x.value, var)
     if isinstance(x, tuple):
-        return any(_mentions(e, var) for e in x)
+        return any(mentions(e, var) for e in x)
     if hasattr(x, "__dataclass_fields__"):
-        return any(_mentions(getattr(x, f), var) for f in x.__dataclass_fields__)
+        return any(mentions(getattr(x, f), var) for f in x.__dataclass_fields__)
     return False
 
 
@@ -207,7 +208,7 @@ def _nested(g: Guard, var: str | tuple[str, ...], result: Any, params: dict[str,
     """The path of the record inside the item a fact is about (``item['options']``, for facts of
     ``item['options']['color']``), or None for the item's own fields (its status, whether its own
     list of refunds is empty)."""
-    names = (var,) if type(var) is str else var
+    names = var_names(var)
     k = next((j for j, step in enumerate(g.path) if isinstance(step, (Where, At)) and step.name in names), None)
     if k is None or len(g.path) - k - 1 < 1:
         return None

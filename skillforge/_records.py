@@ -22,12 +22,12 @@ import re
 import string
 from typing import Any
 
+from ._lists import SEPARATOR
 from ._template import LIST, UNUSED, Slot, TaskTemplate, kind_union, union_shape
 from ._trajectory import Call, Trajectory
 
 __all__ = ["fold", "folded_as", "map_blocks", "record_template"]
 
-_SEPARATOR = re.compile(r"\s*(?:[,;]|[,;]?\s*\band\b)\s*")
 _NUMBERED = re.compile(r"_\d+(?=_|$)")
 
 
@@ -150,7 +150,7 @@ def _groups(names: list[str], lits: list[str], by_name: dict[str, Slot], start: 
     if any(s.kind in UNUSED or s.kind == LIST or s.same is not None for s in first):
         return 0
     inner = [lits[start + j] for j in range(1, size)]
-    if any(_SEPARATOR.fullmatch(t) for t in inner):
+    if any(SEPARATOR.fullmatch(t) for t in inner):
         return 0  # values written as a list themselves: not one item's parts
     count = 1
     gaps: list[str] = []
@@ -158,7 +158,7 @@ def _groups(names: list[str], lits: list[str], by_name: dict[str, Slot], start: 
         at = start + count * size
         gap = lits[at]
         here = [by_name[n] for n in names[at : at + size]]
-        if not _SEPARATOR.fullmatch(gap) or [lits[at + j] for j in range(1, size)] != inner:
+        if not SEPARATOR.fullmatch(gap) or [lits[at + j] for j in range(1, size)] != inner:
             break
         if any(kind_union(a.kind, b.kind) is None or (a.type, a.transform) != (b.type, b.transform) or b.same is not None
                for a, b in zip(first, here, strict=True)):
@@ -173,7 +173,10 @@ def _groups(names: list[str], lits: list[str], by_name: dict[str, Slot], start: 
 def _part_names(names: list[str], taken: set[str]) -> list[str] | None:
     """The first group's slot names without the numbers that told groups apart, unless that is
     the name of another slot of the template."""
-    out = [bare if (bare := _NUMBERED.sub("", n) or n) == n or bare not in taken else n for n in names]
+    out = []
+    for n in names:
+        bare = _NUMBERED.sub("", n) or n
+        out.append(n if bare in taken else bare)
     return out if len(set(out)) == len(out) else None
 
 

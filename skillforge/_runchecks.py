@@ -15,9 +15,9 @@ from ._guards import rank
 from ._selecting import _dig
 from ._spec import Const, DictOf, Each, Expr, Fmt, Guard, ListOf, Param, Ref, Select
 from ._trajectory import Trajectory
-from ._values import walk_exprs
+from ._values import var_names, walk_exprs
 
-__all__ = ["coincidences", "element_ref", "positional_pins", "quoted_item", "reads_item", "tied_constant", "unexplained_number"]
+__all__ = ["coincidences", "element_ref", "positional_pins", "quoted_item", "tied_constant", "unexplained_number"]
 
 
 def unexplained_number(output: Expr, task: str) -> str | None:
@@ -74,7 +74,7 @@ def quoted_item(
     eaches = {e.var: e.seq.name for _t, a in raw_steps for _k, top in a for e in walk_exprs(top) if isinstance(e, Each)}
     if not eaches:
         return None
-    names = {n for var in eaches for n in ((var,) if type(var) is str else var)}
+    names = {n for var in eaches for n in var_names(var)}
     if any(isinstance(e, Param) and e.name in names for e in walk_exprs(output)) or any(
         isinstance(e, Ref) and e.call == c and e.path[: len(p)] == p for e in walk_exprs(output) for c, p in items
     ):
@@ -147,11 +147,6 @@ def element_ref(ref: Ref) -> tuple[int, tuple[str | int, ...], int, tuple[str | 
         return None
     j = ints[0]
     return ref.call, ref.path[:j], ref.path[j], ref.path[j + 1 :]  # type: ignore[return-value]
-
-
-def reads_item(expr: Expr, var: str | tuple[str, ...]) -> bool:
-    names = (var,) if type(var) is str else var
-    return any(isinstance(e, Param) and e.name in names for e in walk_exprs(expr))
 
 
 def coincidences(

@@ -42,10 +42,14 @@ class Selecting:
     def _resolve(self, ref: Ref, hint: str) -> Ref | Select:  # pragma: no cover - the lifter's
         raise NotImplementedError
 
+    def _by_item(self, select: Select) -> bool:
+        """Whether an item of a list made this selection (it reads a value only the item binds)."""
+        return self.bound is not None and any(isinstance(e, Param) and e.name not in self.bound for e in walk_exprs(select))
+
     def _in_selected(self, call: int, path: tuple[str | int, ...]) -> Select | None:
         for (c, seq_path, index), select in self.selected.items():
             n = len(seq_path)
-            if self.bound is not None and any(isinstance(e, Param) and e.name not in self.bound for e in walk_exprs(select)):
+            if self._by_item(select):
                 continue  # chosen by an item of a list, which only that list's comprehension names
             if c == call and path[:n] == seq_path and len(path) > n and path[n] == index:
                 return Select(select.seq, select.field, select.key, path[n + 1 :], select.also)
@@ -76,9 +80,8 @@ class Selecting:
             chosen = self._param(v, hint_of) if type(v) is dict else self._param(v, hint_of) or self._earlier(v, call)
             if chosen is not None:
                 also = tuple(  # what else the task says of the element (its options), so all it says is checked
-                    (f, p) for f in sorted(element)
-                    if f != field and rest[:1] != (f,) and type(element[f]) is dict and element[f]
-                    and (p := self._param(element[f], f"{_singular(str(owner))}_{f}")) is not None
+                    (f, p) for f in self._said_dicts(element, field, rest)
+                    if (p := self._param(element[f], f"{_singular(str(owner))}_{f}")) is not None
                 )
                 select = Select(Ref(call, path[:k]), field, chosen, path[k + 1 :], also)
                 self.selected[(call, path[:k], path[k])] = select

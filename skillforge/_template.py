@@ -29,6 +29,8 @@ __all__ = [
     "separator_regex",
     "shape_regex",
     "union_shape",
+    "PHRASING",
+    "bind_phrasings",
     "kind_union",
     "literal_tokens",
     "slot_kind",
@@ -204,6 +206,19 @@ def _token_shape(text: str) -> str:
             continue  # a run
         out.append(c)
     return "".join(out)
+
+
+PHRASING = "phrasing"  # the parameter of a skill of several phrasings: which one the task was said in
+
+
+def bind_phrasings(templates: tuple[TaskTemplate, ...] | list[TaskTemplate], task: str) -> tuple[TaskTemplate, dict[str, Any]] | None:
+    """The first of a skill's phrasings that binds ``task``, and what it binds; with several
+    phrasings, which one said it too (``phrasing``: 0 for the first)."""
+    for k, t in enumerate(templates):
+        params = t.bind(task)
+        if params is not None:
+            return t, {**params, PHRASING: k} if len(templates) > 1 else params
+    return None
 
 
 def kind_union(a: str, b: str) -> str | None:

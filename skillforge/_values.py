@@ -14,7 +14,7 @@ from typing import Any
 from ._spec import At, DictOf, Each, Expr, Fmt, Join, Len, ListOf, Neg, Param, Ref, Select, Update, Where
 
 __all__ = [
-    "EACH", "bound_item", "collect_values", "collection", "core", "enum_like", "evaluate", "listing", "near", "refs_in", "resolve",
+    "EACH", "bound_item", "var_names", "collect_values", "collection", "core", "enum_like", "evaluate", "listing", "near", "refs_in", "resolve",
     "token_shape", "value_kind", "walk_exprs",
 ]
 
@@ -100,6 +100,11 @@ def evaluate(expr: Expr, results: list[Any], params: dict[str, Any]) -> Any:
             raise KeyError(expr.field)
         return _at(found[0], expr.rest)
     raise ValueError(f"cannot evaluate {expr!r}")
+
+
+def var_names(var: str | tuple[str, ...]) -> tuple[str, ...]:
+    """The names an item of a list is read by: the item's own, or its record's parts."""
+    return (var,) if type(var) is str else var
 
 
 def bound_item(var: str | tuple[str, ...], item: Any) -> dict[str, Any]:

@@ -63,6 +63,8 @@ def test_each_branch_keeps_its_own_guards() -> None:
     spec = learned(runs)
     assert not isinstance(spec, Rejected) and spec.early
     source = render_skill(spec)
+    # the runs differ in the lock too; the branch is on the relation of the task's values
+    assert "    if group in user['groups']:  # as the runs that stopped here saw it\n" in source
     # a member whose account is not locked: only a locked member was seen answered; a new member unlocked: seen
     assert prove_all(source, spec, [add_run("cy.diaz", "vpn-users", ["vpn-users"], locked=False)]) is not None
     assert prove_all(source, spec, [add_run("dee.fox", "vpn-users", ["staff"], locked=False)]) is None

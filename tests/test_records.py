@@ -46,9 +46,10 @@ def product(name: str, unavailable: frozenset[str] = frozenset()) -> dict[str, A
 
 
 def exchange_run(order_id: str, swaps: list[tuple[str, str]], *, extra: list[str] = (), unavailable: frozenset[str] = frozenset(),
-                 sep: str = "; ") -> Trajectory:
-    """The agent's run of "For #order, exchange NAME {options} to {change}; ... ." (``swaps``: old variant → new)."""
-    held = [old for old, _new in swaps] + list(extra)
+                 sep: str = "; ", first: list[str] = ()) -> Trajectory:
+    """The agent's run of "For #order, exchange NAME {options} to {change}; ... ." (``swaps``: old variant → new;
+    ``first`` and ``extra``: other items the order holds, before and after them)."""
+    held = list(first) + [old for old, _new in swaps] + list(extra)
     order = {"order_id": order_id, "status": "delivered", "items": [
         {"name": PRODUCT_OF[v], "item_id": v, "product_id": PRODUCT_ID[PRODUCT_OF[v]],
          "options": CATALOGUE[PRODUCT_OF[v]][v]} for v in held
@@ -155,6 +156,16 @@ def test_an_item_asked_for_as_it_is_and_one_changed_are_one_list() -> None:
     spec, source = learned([same])
     assert sum(1 for s in spec.steps if s.each) == 1 and "for item_name, item_options, new_item_ids_changes in items]" in source
     assert prove_all(source, spec, [exchange_run("9", [("4002", "4003"), ("6002", "6001")]), ONE]) is None  # one-word names, as learned
+
+
+def test_an_item_named_among_others_of_its_product_is_picked_by_what_the_task_says() -> None:
+    # the order holds the red kettle first; the blue one is exchanged: its product id is the red
+    # one's too, so where the product read's argument came from is the item the task names
+    second = exchange_run("11", [("4002", "4003"), ("5001", "5002")], first=["4001"])
+    spec, source = learned([second])
+    assert "product = [\n        get_product(product_id=pick(order['items'], 'name', item_name, 'options', item_options)['product_id'])" in source
+    assert "by position" not in source
+    assert prove_all(source, spec, [exchange_run("12", [("4001", "4002"), ("5002", "5001")], first=["4003"])]) is None
 
 
 def test_items_that_differ_in_a_fact_of_their_own_are_not_one_list() -> None:
