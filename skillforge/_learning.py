@@ -125,7 +125,7 @@ def generalize(a: TaskTemplate, b: TaskTemplate) -> TaskTemplate | None:
         text_a = "".join(region_a).strip()
         lead = (region_a or region_b or [" "])[0]
         lead = lead[: len(lead) - len(lead.lstrip())] or (" " if i1 else "")
-        if _ignorable(text_a, common) and _ignorable(text_b, common):
+        if _ignorable(text_a, common) and _ignorable(text_b, common) or _listed(text_a, text_b, common):
             name = _fresh(taken)
             widened[name] = Slot(name, IGNORED, "str", None, union_shape(shape_of(text_a, "text"), shape_of(text_b, "text")))
         elif not choice_done and not any(s.kind == CHOICE for s in a.slots) and all(
@@ -249,11 +249,25 @@ def _in_list(ta: list[str], tb: list[str], op: tuple[str, int, int, int, int]) -
         return re.fullmatch(r"\s*[a-z]+", t) is not None
 
     def ignorable(a1: int, a2: int, b1: int, b2: int) -> bool:
-        return all(_ignorable("".join(x).strip(), len(ta)) for x in (ta[a1:a2], tb[b1:b2]))
+        x, y = "".join(ta[a1:a2]).strip(), "".join(tb[b1:b2]).strip()
+        return all(_ignorable(t, len(ta)) for t in (x, y)) or _listed(x, y, len(ta))
 
-    if not any("," in "".join(x) for x in (ta[i1:i2], tb[j1:j2])):
-        return op  # not a list of words (in either text)
+    def at_comma(k_a: int, k_b: int) -> bool:  # the region's text on each side that has any is a comma there
+        sides = [(x, k) for x, k, n in ((ta, k_a, i2 - i1), (tb, k_b, j2 - j1)) if n]
+        return bool(sides) and all(comma(x, k) for x, k in sides)
 
+    def comma(x: list[str], k: int) -> bool:
+        return 0 <= k < len(x) and x[k].strip() == ","
+
+    inside = any("," in "".join(x) for x in (ta[i1:i2], tb[j1:j2]))
+    beside = comma(ta, i1 - 1) and comma(tb, j1 - 1) or comma(ta, i2) and comma(tb, j2)
+    if not (inside or beside and all(re.fullmatch(r"[a-z]*", "".join(x).strip()) for x in (ta[i1:i2], tb[j1:j2]))):
+        return op  # not a list of words (in either text), nor a lowercase word beside one
+
+    if at_comma(i1, j1) and i1 and j1 and ta[i1 - 1] == tb[j1 - 1] and word(ta[i1 - 1]) and ignorable(i1 - 1, i2, j1 - 1, j2):
+        i1, j1 = i1 - 1, j1 - 1  # the region starts at a comma: the item before it is the list's too
+    if at_comma(i2 - 1, j2 - 1) and i2 < len(ta) and j2 < len(tb) and ta[i2] == tb[j2] and word(ta[i2]) and ignorable(i1, i2 + 1, j1, j2 + 1):
+        i2, j2 = i2 + 1, j2 + 1  # it ends at one: so is the item after it
     while i1 >= 2 and j1 >= 2 and ta[i1 - 2 : i1] == tb[j1 - 2 : j1] and word(ta[i1 - 2]) and ta[i1 - 1].strip() == ",":
         if not ignorable(i1 - 2, i2, j1 - 2, j2):
             break
@@ -262,7 +276,14 @@ def _in_list(ta: list[str], tb: list[str], op: tuple[str, int, int, int, int]) -
         if not ignorable(i1, i2 + 2, j1, j2 + 2):
             break
         i2, j2 = i2 + 2, j2 + 2
+    if not inside and not all(_list_ends(x, k) for x, k in ((ta, i2), (tb, j2))):
+        return op  # words after a comma that go on as a clause ("group, he moved teams"): no list
     return (tag, i1, i2, j1, j2)
+
+
+def _list_ends(tokens: list[str], k: int) -> bool:
+    """Whether a list of words ending before token ``k`` ends there: at the end of a sentence or the text."""
+    return k >= len(tokens) or tokens[k].strip() in (".", ";", "!", "?")
 
 
 def _placeholder(token: str) -> str | None:
@@ -286,6 +307,18 @@ def _ignorable(text: str, common: int) -> bool:
     if any(c.isdigit() for c in text) or any(c in ".!?;:\n" for c in text) or NEGATION.search(text):
         return False
     return not shape_of(text, "text").startswith("words:") or all(w.islower() for w in words)
+
+
+def _listed(a: str, b: str, common: int) -> bool:
+    """Two texts at one place that are lists of lowercase words, one of a single word ("calm" /
+    "happy, busy"): the place holds a list, and one word is a list of one."""
+    texts = sorted((a, b), key=lambda t: "," in t)
+    one, many = texts
+    return (
+        "," not in one and "," in many and re.fullmatch(r"[a-z]+", one) is not None
+        and re.fullmatch(r"[a-z]+(?:, [a-z]+)+", many) is not None
+        and _ignorable(many, common) and _choosable(one, common) and not NEGATION.search(one)
+    )
 
 
 def _norm(tokens: list[str]) -> list[str]:

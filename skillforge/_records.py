@@ -160,9 +160,10 @@ def _groups(names: list[str], lits: list[str], by_name: dict[str, Slot], start: 
         here = [by_name[n] for n in names[at : at + size]]
         if not SEPARATOR.fullmatch(gap) or [lits[at + j] for j in range(1, size)] != inner:
             break
-        if any(kind_union(a.kind, b.kind) is None or (a.type, a.transform) != (b.type, b.transform) or b.same is not None
-               for a, b in zip(first, here, strict=True)):
-            break
+        if any(kind_union(a.kind, b.kind) is None or (a.type, a.transform) != (b.type, b.transform)
+               or b.same is not None and b.same not in {names[start + g * size + j] for g in range(count)}
+               for j, (a, b) in enumerate(zip(first, here, strict=True))):
+            break  # parts of another kind, or a value tied to something but the same part of an earlier item
         if gaps and gap.strip() != gaps[0].strip() and "and" not in gap.split():
             break
         gaps.append(gap)

@@ -239,7 +239,7 @@ def union_shape(a: str | None, b: str | None) -> str | None:
     if a == b:
         return a
     listed = re.compile(r"a(?:, a)+")
-    if a.startswith("words:") or b.startswith("words:") or (listed.fullmatch(a) and listed.fullmatch(b)):
+    if a.startswith("words:") or b.startswith("words:") or (listed.fullmatch(a) or a == "a") and (listed.fullmatch(b) or b == "a"):
         a, b = _as_words(a), _as_words(b)  # "a, a" is a list of two lowercase words
     wa, wb = re.fullmatch(r"words:(\d+)-(\d+)(?::(.*))?", a), re.fullmatch(r"words:(\d+)-(\d+)(?::(.*))?", b)
     if wa and wb:
@@ -250,7 +250,8 @@ def union_shape(a: str | None, b: str | None) -> str | None:
     return names if names is not None else "||".join(sorted(parts))
 
 
-_NAME_WORDS = re.compile(r"Aa(?: Aa)*")
+_NAME_WORD = r"(?:Aa|A-Aa|Aa-Aa)"  # a capitalised word, or two joined by a hyphen ("T-Shirt", "Wi-Fi")
+_NAME_WORDS = re.compile(rf"{_NAME_WORD}(?: {_NAME_WORD})*")
 _NAMES = re.compile(r"Names:(\d{1,2})-(\d{1,2})")
 
 
@@ -263,7 +264,7 @@ def _as_names(parts: set[str]) -> str | None:
         if m is not None:
             counts |= {int(m[1]), int(m[2]) - 1}
         elif _NAME_WORDS.fullmatch(part):
-            counts.add(part.count("Aa"))
+            counts.add(part.count(" ") + 1)
         else:
             return None
     if len(counts) < 2:
@@ -308,7 +309,7 @@ def shape_regex(shape: str, kind: str) -> str:
         lo, hi = int(names[1]), int(names[2])
         if not 1 <= lo <= hi:
             raise ValueError(f"unknown name shape {shape!r} (use Names:MIN-MAX)")
-        word = f"[{_UPPER}][{_LOWER}]+"
+        word = f"[{_UPPER}](?:[{_LOWER}]+(?:-[{_UPPER}][{_LOWER}]+)?|-[{_UPPER}][{_LOWER}]+)"  # hyphenated as _NAME_WORD
         return rf"(?-i:{word}(?:[ \t]+{word}){{{lo - 1},{hi - 1}}})"
     if shape.startswith("words:"):
         m = re.fullmatch(r"words:(\d{1,2})-(\d{1,2})(?::([^\w\s]*))?", shape)

@@ -103,6 +103,25 @@ def test_one_differing_region_becomes_a_choice_of_exactly_the_texts_seen() -> No
     assert both.bind("Remove ann.li from the vpn-users group, never moved teams.") is None
 
 
+def test_a_list_of_lowercase_words_is_ignored_whole_whatever_words_it_shares() -> None:
+    # "impatient, busy" / "impatient, sad": the shared "impatient" is an item of the list, not common text
+    def pair(a: str, b: str) -> TaskTemplate | None:
+        return generalize(TaskTemplate(f"Hi, I am {a}. Reset {{username}} now.", [U]), TaskTemplate(f"Hi, I am {b}. Reset {{username}} now.", [U]))
+
+    for a, b, shape in (("impatient, busy", "impatient, sad", "a, a"), ("calm, happy, busy", "happy, busy", "words:2-3:,"),
+                        ("happy, busy, calm", "happy, busy", "words:2-3:,"), ("calm", "happy, busy", "words:1-2:,"),
+                        ("happy", "happy, busy", "words:1-2:,")):
+        both = pair(a, b)
+        assert both is not None and both.text == "Hi, I am {_2}. Reset {username} now.", (a, b)
+        assert [(s.kind, s.shape) for s in both.slots if s.name == "_2"] == [("ignored", shape)]
+        assert both.bind(f"Hi, I am {a}. Reset ann.li now.") == both.bind(f"Hi, I am {b}. Reset ann.li now.") == {"username": "ann.li"}
+    assert pair("calm", "happy, busy").bind("Hi, I am never, busy. Reset ann.li now.") is None  # ignored text never says "not"
+    # one word against one word stays a choice of exactly those words, and so does a clause after a comma
+    assert [s.kind for s in pair("calm", "busy").slots] == ["id", "choice"]
+    assert [s.kind for s in pair("calm, he said", "calm, she said").slots] == ["id", "choice"]
+    assert [s.kind for s in pair("calm", "not, busy").slots] == ["id", "choice"]  # a list saying "not": exactly those texts
+
+
 def test_a_trailing_thanks_is_optional_text_and_nothing_else_is() -> None:
     plain = TaskTemplate("Please reset the password for {username}.", [U])
     thanks = TaskTemplate("Please reset the password for {username}. Thanks!", [U])

@@ -158,6 +158,15 @@ def test_an_item_asked_for_as_it_is_and_one_changed_are_one_list() -> None:
     assert prove_all(source, spec, [exchange_run("9", [("4002", "4003"), ("6002", "6001")]), ONE]) is None  # one-word names, as learned
 
 
+def test_items_that_say_the_same_value_are_still_one_list() -> None:
+    # two items "to {}": each its own mention (not the first one's twice), so the three groups are one list
+    twice = exchange_run("13", [("4001", "4001"), ("5001", "5001"), ("6001", "6002")])
+    assert twice.task.count("to {}") == 2
+    spec, source = learned([twice])
+    assert spec.template == "For #{order_id}, exchange {items}; thanks." and "{{}}" not in spec.template
+    assert prove_all(source, spec, [TWO, ONE, THREE]) is None
+
+
 def test_an_item_named_among_others_of_its_product_is_picked_by_what_the_task_says() -> None:
     # the order holds the red kettle first; the blue one is exchanged: its product id is the red
     # one's too, so where the product read's argument came from is the item the task names

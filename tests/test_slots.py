@@ -187,3 +187,7 @@ def test_capitalised_words_seen_in_several_lengths_take_one_word_more() -> None:
     t = TaskTemplate("Return {item}.", [Slot("item", "text", "str", None, "Names:2-3")])
     assert t.bind("Return Water Bottle.") == {"item": "Water Bottle"}
     assert t.bind("Return Grill.") is None and t.bind("Return Pet Bed And Lamp Set.") is None
+    # a word of two capitalised parts joined by a hyphen is one capitalised word
+    assert union_shape("A-Aa||Aa", "Aa Aa") == "Names:1-3" and union_shape("Names:1-3", "Aa-Aa Aa") == "Names:1-3"
+    assert t.bind("Return Wi-Fi Router.") == {"item": "Wi-Fi Router"} and t.bind("Return T-Shirt Pack.") == {"item": "T-Shirt Pack"}
+    assert t.bind("Return T-shirt pack.") is None and t.bind("Return e-Reader Case.") is None
