@@ -20,7 +20,9 @@ combined only when they are about what the run **acts on**:
 
 Every other varied fact (the customer's state or name, the set of payment kinds they
 hold, a task value used only to find the customer) is **context**: it must still take
-a value some run showed, but on its own, not in combination.
+a value some run showed, but on its own, not in combination. So is the value of a field
+only some records of a list have (a card's ``brand``, which a gift card lacks): which
+kind of record was acted on is its fields and type fields, and those are combined.
 """
 
 from __future__ import annotations
@@ -71,6 +73,8 @@ def acted_on(spec: SkillSpec) -> Callable[[int, Guard], bool]:
     def fact(step: int, g: Guard) -> bool:
         if g.kind in _ALWAYS:
             return True
+        if g.kind == "opt":  # a field only some records have (a card's brand): which kind of record it is, its
+            return False  # fields and source, is acted on; what the field says of that record is context
         if g.kind in _RELATIONS:
             return g.value[0] in params
         if g.kind == "same":
