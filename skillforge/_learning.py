@@ -12,7 +12,9 @@ become one skill whose guards are the facts of the world the runs saw:
   and (True, True), the world (True, False) is a miss;
 - a text fact that took at least ``ATTRIBUTE_RUNS`` values, more of them the more runs there are
   that acted alike describes *which* thing the run was about (a name, a city), not
-  *what to do*: it is not guarded, and the skill says on how many runs that rests.
+  *what to do*: it is not guarded, and the skill says on how many runs that rests. A fact
+  about what the runs do not act on (``_relevance``: the customer's home city when an
+  order is returned) needs ``CONTEXT_RUNS`` values.
   Lowercase code words (``pending``, ``on hold``) are a program's vocabulary, never an
   attribute: a status new in each of five runs is still a status.
 
@@ -47,11 +49,12 @@ from ._values import EACH, enum_like, resolve, walk_exprs
 logger = logging.getLogger(__name__)
 
 __all__ = [
-    "ATTRIBUTE_RUNS", "branched", "generalize", "ignores_data", "merge", "named", "renamed_template", "same_program", "settle",
+    "ATTRIBUTE_RUNS", "CONTEXT_RUNS", "branched", "generalize", "ignores_data", "merge", "named", "renamed_template", "same_program", "settle",
     "spec_from_runs", "widened",
 ]
 
 ATTRIBUTE_RUNS = 5  # runs that acted alike, each with another value, before a text fact counts as an attribute
+CONTEXT_RUNS = 3  # the same for a fact about what the runs do not act on (the customer's city when an order is returned)
 _OBSERVED = OBSERVED  # facts that can be read off any run's results
 _SWITCHES = OBSERVED - {"has", "each"}  # of those, kept as sets of values
 
@@ -394,6 +397,7 @@ def merge(specs: list[SkillSpec], runs: list[Trajectory], *, phrased: int = 0) -
         for sa, sb in zip(first.steps, other.steps, strict=True):
             if (sa.tool, sa.args, sa.var, sa.pre, sa.post, sa.each) != (sb.tool, sb.args, sb.var, sb.pre, sb.post, sb.each):
                 return None
+    core = acted_on(first)
     kept: list[list[Guard]] = []
     varied: list[tuple[int, Guard, list[Any]]] = []  # (step, the fact, what each run observed)
     for i, step in enumerate(first.steps):
@@ -443,7 +447,7 @@ def merge(specs: list[SkillSpec], runs: list[Trajectory], *, phrased: int = 0) -
             elif g.kind not in _SWITCHES:
                 logger.debug("runs not merged: a fact that is not switch-like varied: %r", g)
                 return None
-            elif _attribute_like(g, seen):
+            elif _attribute_like(g, seen, ATTRIBUTE_RUNS if core(i, g) else CONTEXT_RUNS):
                 kept[i].append(Guard("unguarded", g.path, (len(set(seen)), len(seen))))
             else:
                 varied.append((i, g, seen))
@@ -453,7 +457,7 @@ def merge(specs: list[SkillSpec], runs: list[Trajectory], *, phrased: int = 0) -
     for slot in first.slots:  # texts a choice said are facts too: never combined with other facts no run showed with them
         if slot.kind == CHOICE and varied and len({tuple(_said_texts(spec, slot.name)) for spec in specs}) > 1:
             return None
-    _combine(kept, varied, len(specs), acted_on(first))
+    _combine(kept, varied, len(specs), core)
     steps = tuple(
         Step(tool=s.tool, args=s.args, var=s.var, guards=tuple(kept[i]), pre=s.pre, post=s.post, each=s.each)
         for i, s in enumerate(first.steps)
@@ -638,14 +642,14 @@ _DOMAINS: dict[str, tuple[Any, ...]] = {
 }
 
 
-def _attribute_like(g: Guard, seen: list[Any]) -> bool:
-    """A text value that took many values (at least ``ATTRIBUTE_RUNS``, and more the more runs
-    there are: a few cities recur among many customers, while a status seen in every run keeps
-    to its few values): it names the thing, it does not decide."""
+def _attribute_like(g: Guard, seen: list[Any], least: int = 0) -> bool:
+    """A text value that took many values (at least ``least``, and more the more runs there are:
+    a few cities recur among many customers, while a status seen in every run keeps to its few
+    values): it names the thing, it does not decide."""
     distinct = len(set(seen))
     return (
         g.kind == "eq"
-        and distinct >= ATTRIBUTE_RUNS
+        and distinct >= (least or ATTRIBUTE_RUNS)
         and distinct * distinct >= len(seen)
         and all(type(v) is str for v in seen)
         and not all(enum_like(v) for v in seen)  # "pending", "on hold", ...: a vocabulary, however many seen

@@ -6,7 +6,7 @@ from typing import Any
 
 from skillforge._codegen import render_skill
 from skillforge._compile import prove_all
-from skillforge._learning import ATTRIBUTE_RUNS, generalize, named, spec_from_runs
+from skillforge._learning import ATTRIBUTE_RUNS, CONTEXT_RUNS, generalize, named, spec_from_runs
 from skillforge._lifting import Rejected, discover_template
 from skillforge._template import Slot, TaskTemplate
 from skillforge._trajectory import Call, Outcome, ToolRef, Trajectory
@@ -73,6 +73,34 @@ def test_a_name_seen_in_fewer_runs_stays_guarded() -> None:
     runs = [run(str(i), {"status": s}) for i, s in enumerate(["Shipped", "Packed", "Late", "Lost"], 1)][: ATTRIBUTE_RUNS - 1]
     _spec, source = learn(runs)
     assert "order['status'] in (" in source  # four values, each new: not yet evidence of an attribute
+
+
+def test_a_name_about_what_the_runs_do_not_act_on_is_an_attribute_after_fewer_runs() -> None:
+    # the customer's city (a record the refund does not use) after three cities; the order's own
+    # city, which the refund acts on, still needs five
+    tools = {**TOOLS, "get_customer": ToolRef(module="shop", qualname="get_customer", read=True, params=("customer_id",))}
+
+    def with_customer(order_id: str, home: str, ships_to: str) -> Trajectory:
+        order = {"id": order_id, "total": 40.0, "customer_id": f"C{order_id}", "city": ships_to}
+        return Trajectory(
+            task=f"Refund order #{order_id}",
+            calls=[
+                Call(tool="get_order", args={"order_id": order_id}, result=order),
+                Call(tool="get_customer", args={"customer_id": f"C{order_id}"}, result={"id": f"C{order_id}", "city": home}),
+                Call(tool="refund", args={"order_id": order_id, "amount": 40.0}, result={"ok": True}),
+            ],
+            outcome=Outcome(ok=True, output=f"Refunded order {order_id}."),
+            tools=tools,
+        )
+
+    cities = ["Berlin", "Paris", "Lima"][:CONTEXT_RUNS]
+    runs = [with_customer(str(i), c, c) for i, c in enumerate(cities, 1)]
+    _spec, source = learn(runs)
+    body = source.split("def refund_order", 1)[1]
+    assert f"# not guarded: customer['city'] took {CONTEXT_RUNS} different values in {CONTEXT_RUNS} runs" in body
+    assert "# not guarded: order['city']" not in body and "(order['city'], " in body  # still its values as seen
+    _spec, source = learn(runs[:-1])  # two cities: not yet evidence
+    assert "customer['city'] in ('Berlin', 'Paris')" in source.split("def refund_order", 1)[1]
 
 
 def test_runs_whose_calls_differ_are_not_merged() -> None:
