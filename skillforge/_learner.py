@@ -63,6 +63,26 @@ def _joined(a: list[TaskTemplate], b: list[TaskTemplate]) -> list[TaskTemplate] 
     return out + [x for x in b if all(x.text != t.text for t in a)]
 
 
+def _collapsed(
+    skill: SkillFile, template: TaskTemplate, runs: list[Trajectory]
+) -> tuple[TaskTemplate, tuple[TaskTemplate, ...]] | None:
+    """``template`` widened to take every phrasing of ``skill`` too, where that one template binds
+    every run's task: the phrasings were one text whose differing words no run had yet shown
+    (a customer's name); None where the skill has one phrasing or they do not collapse."""
+    if len(skill.phrasings) < 2:
+        return None
+    wide: TaskTemplate | None = template
+    for other in skill.phrasings:
+        if wide is None:
+            return None
+        if other.text != template.text and any(other.bind(r.task) is not None for r in runs):
+            both = generalize(wide, other)
+            wide = named(both, runs) if both is not None else None
+    if wide is None or ignores_data(wide, runs) or any(wide.bind(r.task) is None for r in runs):
+        return None
+    return wide, ()
+
+
 class Learning:
     """The learning half of a ``Forge`` (a mixin: it uses the forge's library, index and policy)."""
 
@@ -189,14 +209,21 @@ class Learning:
         return self._from_runs([*runs, traj], existing.name, *_replaced(existing, template))
 
     def _from_runs(
-        self, runs: list[Trajectory], name: str, template: TaskTemplate, phrasings: tuple[TaskTemplate, ...] = ()
+        self, runs: list[Trajectory], name: str, template: TaskTemplate, phrasings: tuple[TaskTemplate, ...] = (),
+        why: bool = False,
     ) -> tuple[SkillSpec, str, list[Trajectory]] | None:
-        """A skill learned from ``runs``, rendered, within the policy and proven on every run; else None."""
+        """A skill learned from ``runs``, rendered, within the policy and proven on every run; else None
+        (``why``: say why at debug level)."""
         spec = spec_from_runs(runs, name=name, template=template, importable=self.importable_skills, phrasings=phrasings)
         if isinstance(spec, Rejected):
+            if why:
+                logger.debug("%d runs make no skill %s: %s", len(runs), name, spec.reason)
             return None
         source = render_skill(spec)
-        if self.policy_violations(source, spec.name, spec.instances) or prove_all(source, spec, runs) is not None:
+        problem = self.policy_violations(source, spec.name, spec.instances) or prove_all(source, spec, runs)
+        if problem:
+            if why:
+                logger.debug("%d runs make no skill %s: %s", len(runs), name, problem)
             return None
         return spec, source, runs
 
@@ -226,6 +253,7 @@ class Learning:
             absorbed: list[SkillFile] = []
             rewritten = self._relearned(family, template, traj)
             if rewritten is None:
+                logger.debug("%s not widened to %r: its runs make no skill under it", family[0].name, template.text)
                 continue
             if len(rewritten) > 1:  # the family's variants may be one skill under the wider template
                 every: list[Trajectory] = []
@@ -259,9 +287,10 @@ class Learning:
                 return None
             if ignores_data(template, runs):
                 return None
+            templates = _collapsed(v, template, [*runs, traj]) or _replaced(v, template)
             candidates = [runs] if taken else [[*runs, traj], runs]
             for these in candidates:
-                learned = self._from_runs(these, v.name, *_replaced(v, template))
+                learned = self._from_runs(these, v.name, *templates, why=True)
                 if learned is None:
                     continue
                 out.append(learned)

@@ -393,9 +393,13 @@ def merge(specs: list[SkillSpec], runs: list[Trajectory], *, phrased: int = 0) -
         if said[0] != said[1] or (first.output, first.tools, first.instances, first.alts) != (
             other.output, other.tools, other.instances, other.alts
         ) or len(first.steps) != len(other.steps):
+            logger.debug("runs not merged: they said other things or made other calls: %s", [
+                k for k, x, y in (("said", *said), ("output", first.output, other.output), ("tools", first.tools, other.tools),
+                                  ("alts", first.alts, other.alts), ("steps", len(first.steps), len(other.steps))) if x != y])
             return None
         for sa, sb in zip(first.steps, other.steps, strict=True):
             if (sa.tool, sa.args, sa.var, sa.pre, sa.post, sa.each) != (sb.tool, sb.args, sb.var, sb.pre, sb.post, sb.each):
+                logger.debug("runs not merged: step %s differs: %s", sa.tool, other.task[:80])
                 return None
     core = acted_on(first)
     kept: list[list[Guard]] = []
@@ -406,7 +410,14 @@ def merge(specs: list[SkillSpec], runs: list[Trajectory], *, phrased: int = 0) -
         for spec in specs:
             for g in spec.steps[i].guards:
                 facts.setdefault(fact_key(g), g)
+        # a record noted in any run as saying which thing an item is (its options) is guarded in none
+        notes = [g for g in facts.values() if g.kind == "unguarded" and g.value == ("items",)]
         for key, g in facts.items():
+            if g in notes:
+                kept[i].append(g)
+                continue
+            if any(g.path[: len(n.path)] == n.path for n in notes):
+                continue
             if g.kind not in _OBSERVED:  # an agreement or a check: the same in every run, or no merge
                 if any(g not in spec.steps[i].guards for spec in specs):
                     logger.debug("runs not merged: an agreement or check differs: %r", g)
@@ -456,6 +467,7 @@ def merge(specs: list[SkillSpec], runs: list[Trajectory], *, phrased: int = 0) -
         varied.append((0, Guard("said", (), phrased), said))
     for slot in first.slots:  # texts a choice said are facts too: never combined with other facts no run showed with them
         if slot.kind == CHOICE and varied and len({tuple(_said_texts(spec, slot.name)) for spec in specs}) > 1:
+            logger.debug("runs not merged: a choice said other texts where other facts varied: %s", slot.name)
             return None
     _combine(kept, varied, len(specs), core)
     steps = tuple(

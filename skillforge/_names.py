@@ -18,7 +18,7 @@ import re
 from typing import Any
 
 from . import runtime
-from ._template import IGNORED, Slot, TaskTemplate, shape_of, union_shape
+from ._template import CHOICE, IGNORED, Slot, TaskTemplate, shape_of, union_shape
 from ._trajectory import Trajectory
 from ._values import enum_like
 
@@ -28,7 +28,8 @@ _NOT_NAMES = frozenset(runtime.__all__) | {"SKILL", "result"}  # names a skill f
 
 
 def named(template: TaskTemplate, runs: list[Trajectory]) -> TaskTemplate:
-    """``template`` with the words of an ignored slot that say a value the runs read made slots of their own.
+    """``template`` with the words of an ignored slot that say a value the runs read made slots of their own
+    (and a choice each of whose texts is such a value: "Sophia" / "Yara", each run's customer's first name).
 
     "I am {_2}." learned from "I am Raj Davis." where the customer read back is named
     ``Raj``: the first word names what the agent read, so it may be what the agent checked
@@ -43,7 +44,7 @@ def named(template: TaskTemplate, runs: list[Trajectory]) -> TaskTemplate:
     text = template.text
     taken = set(slots) | {t for run in runs for t in run.tools}  # a parameter never shadows a tool
     changed = False
-    for slot in [s for s in template.slots if s.kind == IGNORED]:
+    for slot in [s for s in template.slots if s.kind in (IGNORED, CHOICE)]:
         cuts: list[list[tuple[str, str]]] = []  # per run: (field the words say, or "", the words)
         for run in runs:
             m = template.regex.fullmatch(run.task.strip())
@@ -53,6 +54,8 @@ def named(template: TaskTemplate, runs: list[Trajectory]) -> TaskTemplate:
             cuts.append(_cut(said, _read_texts(run)))
         if len(cuts) != len(runs) or len({tuple(f for f, _w in c) for c in cuts}) != 1 or all(not f for f, _w in cuts[0]):
             continue
+        if slot.kind == CHOICE and not all(f for f, _w in cuts[0]):
+            continue  # a choice ("Sophia" / "Yara") is a slot only where every word it said is a value read
         placeholders = []
         taken.discard(slot.name)  # the words left ignored keep its name
         del slots[slot.name]

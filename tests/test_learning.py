@@ -463,6 +463,21 @@ def test_cities_that_recur_among_many_runs_are_still_an_attribute() -> None:
     assert "# not guarded: order['city'] took 5 different values in 12 runs" in source
 
 
+def test_a_choice_of_names_the_runs_read_becomes_a_slot_checked_against_them() -> None:
+    # "Raj Davis" / "Mia Davis": one word differs, so a choice; each is the first name the run read
+    a = run("1", {"customer": {"first_name": "Raj"}}, task="I am Raj Davis. Refund order #1")
+    b = run("2", {"customer": {"first_name": "Mia"}}, task="I am Mia Davis. Refund order #2")
+    both = generalize(discover_template(a), discover_template(b))
+    assert both is not None and [s.kind for s in both.slots if s.name == "_1"] == ["choice"]
+    wider = named(both, [a, b])
+    assert wider.text == "I am {first_name} Davis. Refund order #{order_id}"
+    # a choice of words no run read ("cancel" / "return") stays a choice
+    c = run("3", {"customer": {"first_name": "Raj"}}, task="Please refund order #3 now")
+    d = run("4", {"customer": {"first_name": "Raj"}}, task="Please credit order #4 now")
+    choice = generalize(discover_template(c), discover_template(d))
+    assert choice is not None and named(choice, [c, d]) is choice
+
+
 def test_ignored_words_that_say_a_name_the_run_read_become_a_slot_checked_against_it() -> None:
     a = run("1", {"customer": {"first_name": "Raj"}}, task="I am Raj Davis. Refund order #1")
     b = run("2", {"customer": {"first_name": "Mia"}}, task="I am Mia Li. Refund order #2")

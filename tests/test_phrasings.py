@@ -141,3 +141,46 @@ def test_a_forge_learns_a_second_phrasing_into_the_first_skill_and_not_a_differe
     # another program (a search before the reset): a skill of its own
     learn(forge, "Reset the password for cy.diaz.", {"users": {"cy.diaz": {"username": "cy.diaz", "locked": False}}})
     assert len(forge.library.paths()) == 2
+
+
+def named_run(name: str, username: str) -> Trajectory:
+    first, last = name.split()
+    return Trajectory(
+        task=f"I am {name}. Send {username} a password reset link.",
+        calls=[
+            Call(tool="get_user", args={"username": username},
+                 result={"username": username, "first_name": first, "last_name": last, "locked": False}),
+            Call(tool="reset_password", args={"username": username}, result={"sent": True}),
+        ],
+        outcome=Outcome(ok=True, output=f"Sent a password reset link to {username}."),
+        tools=TOOLS,
+    )
+
+
+def test_phrasings_that_differ_only_in_a_name_collapse_into_one_template(tmp_path: Path) -> None:
+    # a skill whose phrasings are one text but for the customer's name (each learned before a run
+    # showed the name varying): widened for a third name, it takes one template, not three phrasings
+    from skillforge._learner import _collapsed
+    from skillforge._learning import generalize, named
+
+    a, b, c = named_run("Raj Davis", "ana.ruiz"), named_run("Mia Li", "bo.chen"), named_run("Ola Berg", "cy.wu")
+    first, second, third = templates(a, b, c)
+    assert "Raj Davis" in first.text and "Mia Li" in second.text  # literal: one run each
+    spec = spec_from_runs([a, b], name="send_reset", template=first, phrasings=(second,))
+    assert not isinstance(spec, Rejected)
+    skill = skill_from(tmp_path / "send_reset.py", render_skill(spec), skill_meta(spec))
+    wider = generalize(first, third)
+    assert wider is not None
+    wider = named(wider, [c])
+    collapsed = _collapsed(skill, wider, [a, b, c])
+    assert collapsed is not None
+    template, phrasings = collapsed
+    assert phrasings == () and template.text == "I am {first_name} {last_name}. Send {username} a password reset link."
+    merged = spec_from_runs([a, b, c], name="send_reset", template=template)
+    assert not isinstance(merged, Rejected)
+    assert "require(user['first_name'] == first_name" in render_skill(merged)  # the name said is the account's
+    # a phrasing said otherwise does not collapse: the skill keeps its phrasings
+    other = reset_run(SECOND, "dee.li", False)
+    two = spec_from_runs([a, other], name="send_reset", template=first, phrasings=templates(other))
+    assert not isinstance(two, Rejected)
+    assert _collapsed(skill_from(tmp_path / "two.py", render_skill(two), skill_meta(two)), wider, [a, other, c]) is None
