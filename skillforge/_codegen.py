@@ -228,13 +228,13 @@ class _Renderer:
                 facts, seen = g.value
                 codes = [self.fact_code(var_of, fact) for var_of, fact in facts]
                 if len(codes) == 1:  # one fact: the values the runs showed
-                    kind = facts[0][1].kind
+                    kind = _kind_of(facts[0][1])
                     shown = [_literal(kind, c[0]) for c in seen]
                     options = ", ".join(shown) + ("," if len(shown) == 1 else "")
                     why = f"{codes[0]} is one of {', '.join(shown)}, as when learned"
                     return f"require({codes[0]} in ({options}), {why!r})"
                 lhs = "(" + ", ".join(codes) + ("," if len(codes) == 1 else "") + ")"
-                kinds = [fact.kind for _c, fact in facts]
+                kinds = [_kind_of(fact) for _c, fact in facts]
                 options = ", ".join(
                     "(" + ", ".join(_literal(k, v) for k, v in zip(kinds, c, strict=True)) + ")" for c in seen
                 )
@@ -321,6 +321,11 @@ class _Renderer:
             return f"rank({target}, {g.value[0]!r}, {g.value[1]!r})"
         if g.kind == "chosen":
             return f"{self.expr(g.value[0])}[{g.value[1]!r}]"
+        if g.kind == "maybe":  # a fact of a field some records lack (a gift card's balance): None where it is absent
+            kind, m = g.value
+            parent, step = _target(var, g.path[:m]), g.path[m]
+            there = f"{step.name} in values({parent}, '*', {step.field!r})" if isinstance(step, Where) else f"{step!r} in {parent}"
+            return f"({self.fact_code_of(var, Guard(kind, g.path))} if {there} else None)"
         if g.kind == "said":  # which of the skill's phrasings the task was said in
             return PHRASING
         if g.kind == "same":
@@ -398,6 +403,11 @@ _AS_COMPUTED: dict[str, dict[Any, Any]] = {
     "textsign": {"positive": 1, "zero": 0, "negative": -1},
     "count": {"many": 2},
 }
+
+
+def _kind_of(fact: Guard) -> str:
+    """The kind whose values a fact records: a field's fact where the field may be absent records its field's."""
+    return fact.value[0] if fact.kind == "maybe" else fact.kind
 
 
 def _literal(kind: str, value: Any) -> str:
@@ -481,7 +491,7 @@ def _imports(spec: SkillSpec) -> list[str]:
             if g.kind in ("has", "check", "postcheck"):
                 helpers.add("check" if g.kind == "postcheck" else g.kind)
             if EACH in g.path or g.kind in ("opt", "present") or (
-                g.kind == "combo" and any(EACH in f.path or f.kind == "opt" for _c, f in g.value[0])
+                g.kind == "combo" and any(EACH in f.path or f.kind in ("opt", "maybe") for _c, f in g.value[0])
             ):
                 helpers.add("values")
             if g.kind == "sorted":

@@ -8,6 +8,7 @@ library's lock, so that processes learning at once end with one file per skill.
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ._codegen import render_skill, skill_meta
@@ -16,6 +17,7 @@ from ._exceptions import SkillFileError
 from ._learning import generalize, ignores_data, named, renamed_template, same_program, spec_from_runs, widened
 from ._library import MetaCache, SkillFile, content_key, skill_from
 from ._lifting import lift
+from ._records import records_widened
 from ._spec import SkillSpec
 from ._template import TaskTemplate
 from ._trajectory import Trajectory
@@ -81,6 +83,15 @@ def _collapsed(
     if wide is None or ignores_data(wide, runs) or any(wide.bind(r.task) is None for r in runs):
         return None
     return wide, ()
+
+
+def _widened_for(every: list[TaskTemplate], other: SkillFile) -> list[TaskTemplate] | None:
+    """``every`` (a skill's phrasings) with its first widened to take what ``other``'s template took:
+    the same text with other slot shapes, or its list with one item in its place (see
+    ``records_widened``); None if neither."""
+    theirs = other.phrasing(every[0].text) or other.template
+    wide = widened(every[0], theirs) if theirs.text == every[0].text else records_widened(every[0], theirs)
+    return None if wide is None else [wide, *every[1:]]
 
 
 class Learning:
@@ -168,7 +179,7 @@ class Learning:
             return self._write_absorbing(spec, source, [traj], variants)
 
     def _write_absorbing(
-        self, spec: SkillSpec, source: str, runs: list[Trajectory], others: list[SkillFile]
+        self, spec: SkillSpec, source: str, runs: list[Trajectory], others: list[SkillFile], skip: Sequence[SkillFile] = ()
     ) -> Compiled:
         """Write ``spec``; a variant of its template whose every run it reproduces is folded into it, and so
         is a skill of a narrower template whose every task it binds (a return of one item, once a
@@ -179,7 +190,7 @@ class Learning:
             if wider is not None:
                 spec, source, runs = wider
                 absorbed.append(other)
-        for other in self._narrower(spec, [*others, *absorbed]):
+        for other in self._narrower(spec, [*others, *absorbed, *skip]):
             wider = self._subsumed(spec, runs, other)
             if wider is not None:
                 spec, source, runs = wider
@@ -265,9 +276,10 @@ class Learning:
             logger.info("%s now also take %r (template %r)", ", ".join(v.name for v in family), traj.task, template.text)
             compiled = None
             for merged, source, runs in rewritten:
-                done = self._write(merged, source, runs)
-                if traj in runs:
-                    compiled = done
+                if traj in runs:  # and narrower skills of its intent it now takes, folded in
+                    compiled = self._write_absorbing(merged, source, runs, [], skip=[*family, *absorbed])
+                else:
+                    self._write(merged, source, runs)
             for v in absorbed:  # after the wider skill is written, which names their runs
                 logger.info("skill %s now covers every run of %s, which is removed", family[0].name, v.name)
                 self.remove(v.name)
@@ -324,8 +336,8 @@ class Learning:
             if any(t.text == text for t in every):
                 continue
             for other in skills:
-                if other.name not in names and not other.edited and set(other.tools) == set(spec.tools) and any(
-                    t.bind(other.task) is not None for t in every
+                if other.name not in names and not other.edited and set(other.tools) == set(spec.tools) and (
+                    any(t.bind(other.task) is not None for t in every) or _widened_for(every, other) is not None
                 ):
                     out[other.name] = other
         return sorted(out.values(), key=lambda s: s.name)
@@ -338,7 +350,7 @@ class Learning:
             theirs = [self.library.load_run(h) for h in other.runs]
         except SkillFileError:
             return None
-        every = _phrasings_of(spec)
+        every = _widened_for(_phrasings_of(spec), other) or _phrasings_of(spec)
         if any(all(t.bind(r.task) is None for t in every) for r in theirs):
             return None
         known = {r.hash for r in runs}

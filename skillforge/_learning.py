@@ -451,7 +451,11 @@ def merge(specs: list[SkillSpec], runs: list[Trajectory], *, phrased: int = 0) -
                 if present is None:
                     logger.debug("runs not merged: a path one run lacks: %r", g)
                     return None  # a path one run lacks: the runs saw worlds of another shape
-                kept[i].append(present)
+                inner, m = present.value
+                if inner is None:  # several values where the field is there: a switch whose values include its absence
+                    varied.append((i, Guard("maybe", g.path, (g.kind, m)), [None if v is MISSING else v for v in seen]))
+                else:
+                    kept[i].append(present)
                 continue
             if all(v == seen[0] for v in seen):
                 kept[i].append(_as_guard(g, seen[0]))
@@ -695,13 +699,15 @@ _PRESENT_KINDS = frozenset({"eq", "sign", "textsign", "len", "count", "digits", 
 
 def _where_present(g: Guard, seen: list[Any], where: list[tuple[SkillSpec, Trajectory, int]]) -> Guard | None:
     """A fact about a field some runs' records lack (a gift card's ``balance``, which a card has
-    not), as a guard where the field is there: every run that had the field saw the same value,
-    and every run had the record. Which fields a record has is a fact of its own (``keys``)."""
+    not), as a guard where the field is there: every run that had the field saw the same value
+    (its inner fact is None where, for a sign or an emptiness, they saw several: the caller
+    makes that a switch whose values include the field's absence), and every run had the
+    record. Which fields a record has is a fact of its own (``keys``)."""
     if g.kind not in _PRESENT_KINDS or not g.path or EACH in g.path:
         return None
     values = {v for v in seen if v is not MISSING}
-    if len(values) != 1:
-        return None
+    if len(values) != 1 and not (g.kind in ("sign", "textsign", "len") and values):
+        return None  # several texts where the field is there: not one fact
     # the step that is not there in some runs: a field of a record, or the element a task value selects
     optional = [k for k, key in enumerate(g.path) if isinstance(key, Where) or (k == len(g.path) - 1 and type(key) is str)]
     for m in optional:
@@ -718,7 +724,7 @@ def _where_present(g: Guard, seen: list[Any], where: list[tuple[SkillSpec, Traje
             except (KeyError, IndexError, TypeError):
                 reached = False
         if not reached:
-            return Guard("present", g.path, (_as_guard(g, values.pop()), m))
+            return Guard("present", g.path, (_as_guard(g, values.pop()) if len(values) == 1 else None, m))
     return None
 
 

@@ -23,10 +23,10 @@ import string
 from typing import Any
 
 from ._lists import SEPARATOR
-from ._template import LIST, UNUSED, Slot, TaskTemplate, kind_union, union_shape
+from ._template import IGNORED, LIST, UNUSED, Slot, TaskTemplate, kind_union, union_shape
 from ._trajectory import Call, Trajectory
 
-__all__ = ["fold", "folded_as", "map_blocks", "record_template"]
+__all__ = ["fold", "folded_as", "map_blocks", "record_template", "records_widened"]
 
 _NUMBERED = re.compile(r"_\d+(?=_|$)")
 
@@ -142,6 +142,86 @@ def record_template(template: TaskTemplate) -> TaskTemplate | None:
         return TaskTemplate(text, slots)
     except ValueError:
         return None
+
+
+def records_widened(records: TaskTemplate, single: TaskTemplate) -> TaskTemplate | None:
+    """``records`` (a list of records, ``exchange {items}; via {pm}``, or a plain list) widened to
+    take what ``single`` took, where ``single`` is its text with one item in place of the list
+    (``exchange {item_name} {item_options} to {changes}; via {pm}``): each part's shape (a plain
+    list's item shape) widens with the slot at its place, and every other slot with the slot of
+    its name; else None."""
+    listed = [s for s in records.slots if s.kind == LIST]
+    if len(listed) != 1:
+        return None
+    lst = listed[0]
+    expanded: list[tuple[str, str | None]] = []
+    for lit, name, _s, _c in string.Formatter().parse(records.text):
+        if name == lst.name:  # a plain list's item is one value: the list's own slot stands for it
+            item = [(ilit, iname) for ilit, iname, _s2, _c2 in string.Formatter().parse(lst.item or "{" + lst.name + "}")]
+            expanded.append((lit + item[0][0], item[0][1]))
+            expanded.extend(item[1:])
+        else:
+            expanded.append((lit, name))
+    theirs = [(lit, name) for lit, name, _s, _c in string.Formatter().parse(single.text)]
+    if [lit for lit, _n in _flat(expanded)] != [lit for lit, _n in _flat(theirs)]:
+        return None
+    mine_names = [n for _l, n in _flat(expanded) if n is not None]
+    their_names = [n for _l, n in _flat(theirs) if n is not None]
+    if len(mine_names) != len(their_names):
+        return None
+    parts = {p.name: p for p in lst.parts}
+    by_name = {s.name: s for s in records.slots}
+    other = {s.name: s for s in single.slots}
+    wide_parts = dict(parts)
+    wide = dict(by_name)
+    for mine, their in zip(mine_names, their_names, strict=True):
+        theirs_slot = other.get(their)
+        if theirs_slot is None or theirs_slot.kind == LIST:
+            return None
+        if theirs_slot.kind in UNUSED:  # ignored text or a choice: the same slot, what either took
+            a = wide.get(mine)
+            if a is None or mine != their or a.kind != theirs_slot.kind:
+                return None
+            shape = union_shape(a.shape, theirs_slot.shape) if a.kind == IGNORED else "|".join(
+                sorted(set((a.shape or "").split("|")) | set((theirs_slot.shape or "").split("|")), key=lambda x: (x.lower(), x)))
+            wide[mine] = Slot(a.name, a.kind, a.type, a.transform, shape, a.same)
+            continue
+        if mine == lst.name and lst.item is None:
+            if kind_union("text", theirs_slot.kind) is None or theirs_slot.type != "str" or theirs_slot.transform is not None:
+                return None
+            wide[mine] = Slot(lst.name, LIST, lst.type, lst.transform, union_shape(lst.shape, theirs_slot.shape), lst.same)
+        elif mine in parts:
+            p = wide_parts[mine]
+            kind = kind_union(p.kind, theirs_slot.kind)
+            if kind is None or (p.type, p.transform) != (theirs_slot.type, theirs_slot.transform):
+                return None
+            wide_parts[mine] = Slot(p.name, kind, p.type, p.transform, union_shape(p.shape, theirs_slot.shape))
+        elif mine == their and mine in by_name:
+            a = wide[mine]
+            kind = kind_union(a.kind, theirs_slot.kind)
+            if kind is None or (a.type, a.transform) != (theirs_slot.type, theirs_slot.transform):
+                return None
+            wide[mine] = Slot(a.name, kind, a.type, a.transform, union_shape(a.shape, theirs_slot.shape), a.same)
+        else:
+            return None
+    if lst.item is not None:
+        wide[lst.name] = Slot(lst.name, LIST, lst.type, lst.transform, lst.shape, lst.same, lst.item,
+                              tuple(wide_parts[p.name] for p in lst.parts))
+    try:
+        return TaskTemplate(records.text, [wide[s.name] for s in records.slots])
+    except ValueError:
+        return None
+
+
+def _flat(pieces: list[tuple[str, str | None]]) -> list[tuple[str, str | None]]:
+    """Format pieces with adjacent literals joined (a trailing piece with no slot dropped if empty)."""
+    out: list[tuple[str, str | None]] = []
+    for lit, name in pieces:
+        if out and out[-1][1] is None:
+            out[-1] = (out[-1][0] + lit, name)
+        else:
+            out.append((lit, name))
+    return [p for p in out if p != ("", None)]
 
 
 def _groups(names: list[str], lits: list[str], by_name: dict[str, Slot], start: int, size: int) -> int:

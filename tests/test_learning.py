@@ -103,6 +103,19 @@ def test_a_name_about_what_the_runs_do_not_act_on_is_an_attribute_after_fewer_ru
     assert "customer['city'] in ('Berlin', 'Paris')" in source.split("def refund_order", 1)[1]
 
 
+def test_a_field_only_some_records_have_and_whose_sign_varied_is_a_switch_with_its_absence() -> None:
+    # a gift card's balance, positive in one run and zero in another, and a card with no balance at
+    # all: one skill, and a balance no run showed (negative) or a world of an unseen combination misses
+    runs = [run("1", {"kind": "gift", "balance": 5.0}), run("2", {"kind": "gift", "balance": 0.0}), run("3", {"kind": "card"})]
+    spec, source = learn(runs)
+    assert not isinstance(spec, Rejected)
+    body = source.split("def refund_order", 1)[1]
+    assert "if 'balance' in order else None)" in body
+    assert prove_all(source, spec, [run("4", {"kind": "gift", "balance": 12.0})]) is None
+    assert prove_all(source, spec, [run("5", {"kind": "gift", "balance": -3.0})]) is not None
+    assert prove_all(source, spec, [run("6", {"kind": "card", "balance": 3.0})]) is not None  # a card with a balance: unseen
+
+
 def test_runs_whose_calls_differ_are_not_merged() -> None:
     refused = Trajectory(
         task="Refund order #3", calls=[Call(tool="get_order", args={"order_id": "3"}, result={"id": "3", "total": 40.0})],

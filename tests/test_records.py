@@ -185,6 +185,40 @@ def test_items_that_differ_in_a_fact_of_their_own_are_not_one_list() -> None:
     assert "{item_name_2}" in template.text
 
 
+def test_a_list_takes_what_a_skill_of_one_item_took() -> None:
+    from skillforge._records import records_widened
+
+    # the one-item skill saw hyphenated names and another id shape; the list's parts widen to take them
+    records = record_template(TaskTemplate(
+        "For #{order_id}, exchange {item_name} {item_options} to {changes}; {item_name_2} {item_options_2} to {changes_2}; thanks.",
+        [Slot("order_id", "digits", "str", None, "9"), Slot("item_name", "word", "str", None, "Aa"),
+         Slot("item_options", "mapping", "dict", "literal", "mapping"), Slot("changes", "mapping", "dict", "literal", "mapping"),
+         Slot("item_name_2", "word", "str", None, "Aa"), Slot("item_options_2", "mapping", "dict", "literal", "mapping"),
+         Slot("changes_2", "mapping", "dict", "literal", "mapping")],
+    ))
+    assert records is not None
+    single = TaskTemplate(
+        "For #{order_id}, exchange {item_name} {item_options} to {changes}; thanks.",
+        [Slot("order_id", "digits", "str", None, "9"), Slot("item_name", "text", "str", None, "A-Aa"),
+         Slot("item_options", "mapping", "dict", "literal", "mapping"), Slot("changes", "mapping", "dict", "literal", "mapping")],
+    )
+    task = "For #7, exchange T-Shirt {'size': 'S'} to {'size': 'M'}; thanks."
+    assert single.bind(task) is not None and records.bind(task) is None
+    wide = records_widened(records, single)
+    assert wide is not None and wide.text == records.text
+    assert wide.bind(task) == {"order_id": "7", "items": [("T-Shirt", {"size": "S"}, {"size": "M"})]}
+    assert wide.bind("For #8, exchange Kettle {'a': 'b'} to {}; Lamp {'c': 'd'} to {}; thanks.") is not None
+    # a plain list takes a single item's shape; another text does not widen
+    listed = TaskTemplate("Return #{order_id}: {item_names}; thanks.", [
+        Slot("order_id", "digits", "str", None, "9"), Slot("item_names", LIST, "list", "each:;", "Aa")])
+    one = TaskTemplate("Return #{order_id}: {item_name}; thanks.", [
+        Slot("order_id", "digits", "str", None, "9"), Slot("item_name", "text", "str", None, "Aa Aa")])
+    both = records_widened(listed, one)
+    assert both is not None and both.bind("Return #3: Water Bottle; Kettle; thanks.") == {"order_id": "3", "item_names": ["Water Bottle", "Kettle"]}
+    other = TaskTemplate("Cancel #{order_id}: {item_name}; thanks.", list(one.slots))
+    assert records_widened(listed, other) is None and records_widened(records, other) is None
+
+
 def test_folding_makes_step_k_call_k() -> None:
     assert map_blocks(THREE, 3) == [1] and map_blocks(THREE, 2) == [] and map_blocks(ONE, 1) == [0, 1]
     folded = fold(THREE, [(1, 3)])
@@ -205,3 +239,24 @@ def test_policy_takes_a_records_parts_only_over_a_parameter() -> None:
     assert check_policy(ok, "f", {}) == []
     bad = "from shop import get_order\n\ndef f(order_id: str):\n    order = get_order(order_id=order_id)\n    return [a for a, b in order['items']]\n"
     assert any(v.rule == "comprehension" for v in check_policy(bad, "f", {"shop": {"get_order"}}))
+
+
+def test_a_skill_of_one_item_is_folded_into_the_skill_of_a_list_that_widens_to_take_it(tmp_path: Any) -> None:
+    # "Desk Lamp" (two words) learned alone, then a list of one-word items: one skill file that
+    # takes both, not a file per shape of list
+    from tests.test_probes_round2 import check, forge_for, learn, orders
+
+    catalog = [("MUG-1", "Mug"), ("LAMP-2", "Desk Lamp"), ("KET-3", "Kettle"), ("BAG-4", "Tote Bag")]
+
+    def world(order_id: str) -> dict[str, Any]:
+        return orders(**{order_id: {"status": "delivered", "items": [
+            {"sku": f"{sku}-{order_id}", "name": name, "status": "delivered"} for sku, name in catalog]}})
+
+    forge = forge_for(tmp_path)
+    learn(forge, "Return from order #5: Desk Lamp; ", world("5"))
+    learn(forge, "Return from order #6: Mug; Kettle; ", world("6"))
+    assert len(forge.skills()) == 1
+    (skill,) = forge.skills()
+    assert len(skill.runs) == 2 and "{item_names}" in skill.template.text
+    served = check(forge, "Return from order #7: Tote Bag; Mug; ", world("7"))
+    assert served.result.source == "skill"
