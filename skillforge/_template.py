@@ -316,6 +316,8 @@ def shape_regex(shape: str, kind: str) -> str:
         if m is None or not 1 <= int(m[1]) <= int(m[2]):
             raise ValueError(f"unknown free-text shape {shape!r} (use words:MIN-MAX)")
         lo, hi, punct = int(m[1]), int(m[2]), m[3] or ""
+        if kind == IGNORED and lo < hi and "," in punct:  # a list whose length varied may be one item longer or shorter
+            lo, hi = max(1, lo - 1), hi + 1
         seen_ends = "".join(c for c in punct if c in _SENTENCE_ENDS)
         ban = "|".join(_CONNECTIVES)
         inner = "'\u2019\\-" + "".join(re.escape(c) for c in punct)

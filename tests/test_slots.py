@@ -177,6 +177,18 @@ def test_long_tasks_bind_where_every_text_slot_has_a_shape() -> None:
     assert free.bind(task) is None  # two unshaped free-text slots: past 300 characters, the agent takes it
 
 
+def test_ignored_lists_seen_in_several_lengths_take_one_item_more_or_less() -> None:
+    persona = TaskTemplate("You are {_2}. Reset {u}.", [Slot("_2", "ignored", "str", None, "words:3-4:,"), Slot("u", "id", "str", None, "a.a")])
+    for words in ("calm, shy", "calm, shy, busy", "a, b, c, d, e"):
+        assert persona.bind(f"You are {words}. Reset ann.li.") == {"u": "ann.li"}, words
+    assert persona.bind("You are calm. Reset ann.li.") is None and persona.bind("You are a, b, c, d, e, f. Reset ann.li.") is None
+    # one length seen: no evidence that it varies; and data text keeps exactly the lengths seen
+    fixed = TaskTemplate("You are {_2}. Reset {u}.", [Slot("_2", "ignored", "str", None, "words:3-3:,"), Slot("u", "id", "str", None, "a.a")])
+    assert fixed.bind("You are calm, shy. Reset ann.li.") is None
+    reason = TaskTemplate("Cancel {o} because {why}.", [Slot("o", "digits", "str", None, "9"), Slot("why", "text", "str", None, "words:3-4:,")])
+    assert reason.bind("Cancel 5 because too, late.") is None
+
+
 def test_capitalised_words_seen_in_several_lengths_take_one_word_more() -> None:
     from skillforge._template import union_shape
 
