@@ -496,7 +496,8 @@ def merge(specs: list[SkillSpec], runs: list[Trajectory], *, phrased: int = 0) -
 
 def branched(specs: list[SkillSpec], runs: list[Trajectory], *, phrased: int = 0) -> SkillSpec | None:
     """One skill for runs of one template that acted in two ways, where one way is the other's first
-    reads and an answer ("already a member": read, answer; otherwise read, write, answer): the
+    reads and an answer ("already a member": read, answer; otherwise read, write, answer), or both
+    made the same reads and gave two answers ("X's manager is Y" / "X has no manager"): the
     reads, then ``if`` the fact that told the two groups apart in every run, the first group's
     guards and answer, else the second's guards and the rest. None where the runs do not split so.
 
@@ -506,27 +507,41 @@ def branched(specs: list[SkillSpec], runs: list[Trajectory], *, phrased: int = 0
     groups: dict[Any, list[int]] = {}
     for k, spec in enumerate(specs):
         groups.setdefault(tuple((st.tool, st.args, st.each) for st in spec.steps), []).append(k)
+    if len(groups) == 1:  # the same reads, and two answers ("X's manager is Y" / "X has no manager")
+        groups = {}
+        for k, spec in enumerate(specs):
+            groups.setdefault(spec.output, []).append(k)
+        if len(groups) != 2 or any(not specs[0].tools[st.tool].read for st in specs[0].steps):
+            return None
     if len(groups) != 2:
         return None
     short, long = sorted(groups.values(), key=lambda ks: (len(specs[ks[0]].steps), ks[0]))
     a, b = specs[short[0]], specs[long[0]]
     after = len(a.steps) - 1
-    if after < 0 or len(b.steps) <= len(a.steps) or any(not a.tools[st.tool].read for st in a.steps):
+    if after < 0 or len(b.steps) < len(a.steps) or any(not a.tools[st.tool].read for st in a.steps):
         return None  # the runs that stopped early only read
+    if len(b.steps) == len(a.steps) and a.output == b.output:
+        return None
     if [(x.tool, x.args, x.each) for x in a.steps] != [(x.tool, x.args, x.each) for x in b.steps[: after + 1]]:
         return None
     if any(s.kind == CHOICE and len({tuple(_said_texts(spec, s.name)) for spec in specs}) > 1 for s in a.slots):
         return None  # a text a choice said is a fact no branch condition reads: the runs stay apart
     if phrased and not {specs[k].examples.get(PHRASING, 0) for k in short} & {specs[k].examples.get(PHRASING, 0) for k in long}:
         return None  # asked only in other words than the rest: another intent, not a branch of this one
-    sa = merge([specs[k] for k in short], [runs[k] for k in short], phrased=phrased)
-    sb = merge([specs[k] for k in long], [runs[k] for k in long], phrased=phrased)
-    if sa is None or sb is None:
-        return None
     folded = [folded_as(run, [st.each for st in spec.steps], spec.examples) for spec, run in zip(specs, runs, strict=True)]
-    when = _telling_apart(sa, sb, [(specs[k], folded[k]) for k in short], [(specs[k], folded[k]) for k in long], after)
-    if when is None:
+    orders = [(short, long), (long, short)] if len(a.steps) == len(b.steps) else [(short, long)]
+    found = []
+    for first_group, other_group in orders:  # two answers after the same reads: the branch where a value is none first
+        sa = merge([specs[k] for k in first_group], [runs[k] for k in first_group], phrased=phrased)
+        sb = merge([specs[k] for k in other_group], [runs[k] for k in other_group], phrased=phrased)
+        if sa is None or sb is None:
+            return None
+        when = _telling_apart(sa, sb, [(specs[k], folded[k]) for k in first_group], [(specs[k], folded[k]) for k in other_group], after)
+        if when is not None:
+            found.append((when.value[1] != ((None,),), sa, sb, when))
+    if not found:
         return None
+    _later, sa, sb, when = min(found, key=lambda f: f[0])  # the first order on a tie
     steps = tuple(  # a read either branch names keeps its name
         replace(st, var=st.var or sa.steps[i].var) if i <= after else st for i, st in enumerate(sb.steps)
     )
@@ -549,8 +564,11 @@ def _telling_apart(
             seen_a = {observe(g, r.calls[i].result, s.examples, [c.result for c in r.calls]) for s, r in a_runs}
             seen_b = {observe(g, r.calls[i].result, s.examples, [c.result for c in r.calls]) for s, r in b_runs}
             if MISSING not in seen_a | seen_b and not seen_a & seen_b:
-                flag = all(type(v) is bool for v in seen_a | seen_b)
-                telling.append((_TELLING.get(g.kind, len(_TELLING)), len(seen_a | seen_b), not flag, repr(key), g, seen_a))
+                # a value there or none ("no manager on record") is a flag, whatever values it took where there
+                nullish = g.kind == "eq" and (seen_a == {None} or seen_b == {None})
+                flag = nullish or all(type(v) is bool for v in seen_a | seen_b)
+                count = 2 if nullish else len(seen_a | seen_b)
+                telling.append((_TELLING.get(g.kind, len(_TELLING)), count, not flag, repr(key), g, seen_a))
         if telling:  # a relation of the task's values, then the fact of fewest values, a flag: what a reviewer reads as the reason
             *_order, g, seen_a = min(telling, key=lambda t: t[:4])
             return Guard("combo", (), (((i, g),), tuple((v,) for v in sorted(seen_a, key=repr))))

@@ -83,3 +83,28 @@ def test_runs_that_wrote_differently_or_cannot_be_told_apart_stay_apart() -> Non
     other = add_run("cy.diaz", "vpn-users", ["staff"])
     other = other.model_copy(update={"calls": [*other.calls, Call(tool="add_to_group", args={"username": "cy.diaz", "group": "staff"}, result={})]})
     assert isinstance(learned([a, other]), Rejected)
+
+
+def manager_run(username: str, manager: str | None, department: str) -> Trajectory:
+    """The agent: the same read, and an answer that says the manager, or that there is none."""
+    user = {"username": username, "manager": manager, "department": department}
+    output = f"{username} reports to {manager}." if manager else f"{username} has no manager on record."
+    return Trajectory(task=f"Who is {username}'s manager?", calls=[Call(tool="get_user", args={"username": username}, result=user)],
+                      outcome=Outcome(ok=True, output=output), tools=TOOLS)
+
+
+def test_the_same_reads_with_two_answers_are_one_skill_branching_on_the_value_that_is_none() -> None:
+    # the department tells these runs apart too; a value there or none is the branch a reviewer expects
+    runs = [manager_run("ana.ruiz", "Bo Chen", "sales"), manager_run("cy.diaz", None, "hr"), manager_run("dee.fox", "Eve Gray", "sales")]
+    spec = learned(runs)
+    assert not isinstance(spec, Rejected) and len(spec.early) == 1
+    source = render_skill(spec)
+    assert "    if (user['manager']) in (None,):  # as the runs that stopped here saw it\n" in source
+    assert prove_all(source, spec, runs) is None
+    assert prove_all(source, spec, [manager_run("fay.lin", "Gus Hale", "sales"), manager_run("hal.ng", None, "hr")]) is None
+    # each branch keeps its runs' facts: no manager in sales was never seen
+    assert prove_all(source, spec, [manager_run("ivy.roe", None, "sales")]) is not None
+    # the same reads and two answers with nothing to tell them apart stay apart
+    twin = manager_run("jo.kim", "Bo Chen", "sales")
+    twin = twin.model_copy(update={"outcome": Outcome(ok=True, output="Ask HR.")})
+    assert isinstance(learned([runs[0], twin]), Rejected)
