@@ -31,7 +31,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ._spec import At, Expr, Guard, Len, Neg, Param, Ref, Where
+from ._spec import At, Expr, Guard, Len, Neg, Param, Ref, Update, Where
 from ._trajectory import Trajectory
 from ._values import (
     _ISO_DATE,
@@ -71,10 +71,13 @@ class _Facts:
     """The facts of one result, in a fixed order (sorted keys, shallowest first)."""
 
     def __init__(
-        self, params: dict[str, Any], echoes: list[Any], used: frozenset[tuple[Any, ...]] = frozenset(), read: bool = True
+        self, params: dict[str, Any], echoes: list[Any], used: frozenset[tuple[Any, ...]] = frozenset(), read: bool = True,
+        changes: frozenset[str] = frozenset(),
     ) -> None:
         self.params = [(n, v) for n, v in params.items() if v is not None and type(v) in (str, int, float) and v != ""]
-        self.dicts = [(n, v) for n, v in params.items() if type(v) is dict and v]  # what the task says of an element
+        # what the task says of an element (an item's options), not a change it asks for that happens to
+        # equal a changed element's options (every option changed)
+        self.dicts = [(n, v) for n, v in params.items() if type(v) is dict and v and n not in changes]
         self.echoes = echoes
         self.used = used  # paths the skill passes on or quotes: data, not a decision's input
         self.read = read
@@ -230,13 +233,17 @@ def derive_guards(
                 used[ref.call].add(ref.path)
     for ref in refs_in(output):
         used[ref.call].add(ref.path)
+    changes = frozenset(  # the task's dicts that say what to change, not which element
+        p.name for step_args in args for _n, expr in step_args for e in walk_exprs(expr)
+        if isinstance(e, Update) for p in walk_exprs(e.change) if isinstance(p, Param)
+    )
     guards: list[list[Guard]] = []
     for i, call in enumerate(traj.calls):
         paths = sorted(used[i], key=lambda p: (len(p), repr(p)))
         has = [Guard("has", p, value_kind(_at(call.result, p))) for p in paths]
         # text the skill passes on or quotes must be there again (an empty tracking number is news)
         has += [Guard("len", p, "nonempty") for p in paths if type(_at(call.result, p)) is str and _at(call.result, p)]
-        facts = _Facts(params or {}, _leaves(call.args), frozenset(paths), traj.tools.get(call.tool, _WRITE).read)
+        facts = _Facts(params or {}, _leaves(call.args), frozenset(paths), traj.tools.get(call.tool, _WRITE).read, changes)
         facts.walk(call.result, ())
         guards.append(has + facts.out)
     for i, step_args in enumerate(args):  # an amount a write takes from a result: its scale

@@ -260,3 +260,22 @@ def test_a_skill_of_one_item_is_folded_into_the_skill_of_a_list_that_widens_to_t
     assert len(skill.runs) == 2 and "{item_names}" in skill.template.text
     served = check(forge, "Return from order #7: Tote Bag; Mug; ", world("7"))
     assert served.result.source == "skill"
+
+
+def test_a_change_of_every_option_is_no_description_of_the_changed_item() -> None:
+    # the write returns the order as changed: where every option changed, the item's new options
+    # equal the change asked for, a coincidence no guard may pick the item by; so runs that changed
+    # all options and some make one skill
+    def changed(order_id: str, old: str, new: str) -> Trajectory:
+        run = exchange_run(order_id, [(old, new)])
+        after = {"order_id": order_id, "items": [
+            {"name": PRODUCT_OF[new], "item_id": new, "options": CATALOGUE[PRODUCT_OF[new]][new]}]}
+        calls = [*run.calls[:-1], run.calls[-1].model_copy(update={"result": after})]
+        return run.model_copy(update={"calls": calls})
+
+    every = changed("21", "4001", "4003")  # red S -> blue L: the change is the new options
+    some = changed("22", "4002", "4003")  # blue S -> blue L: only the size
+    assert "to {'color': 'blue', 'size': 'L'}" in every.task
+    spec, source = learned([every, some])
+    assert len(spec.runs) == 2
+    assert "'options', new_item_ids_changes)" not in source.split("exchange_result = ", 1)[1]
