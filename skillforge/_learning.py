@@ -44,7 +44,7 @@ from ._records import folded_as
 from ._spec import Early, Expr, Guard, Param, SkillSpec, Step, Where
 from ._template import CHOICE, IGNORED, NEGATION, PHRASING, Slot, TaskTemplate, choices, kind_union, shape_of, union_shape
 from ._trajectory import Trajectory
-from ._values import EACH, enum_like, resolve, walk_exprs
+from ._values import EACH, enum_like, one, resolve, walk_exprs
 
 logger = logging.getLogger(__name__)
 
@@ -448,6 +448,8 @@ def merge(specs: list[SkillSpec], runs: list[Trajectory], *, phrased: int = 0) -
                     g, seen = opt, as_opt
             if MISSING in seen:
                 present = _where_present(g, seen, [(spec, run, i) for spec, run in zip(specs, runs, strict=True)])
+                if present is AMBIGUOUS:
+                    continue  # the element a task value picks is not one in a run that acted alike: no fact of it
                 if present is None:
                     logger.debug("runs not merged: a path one run lacks: %r", g)
                     return None  # a path one run lacks: the runs saw worlds of another shape
@@ -723,6 +725,15 @@ def _where_present(g: Guard, seen: list[Any], where: list[tuple[SkillSpec, Traje
     record. Which fields a record has is a fact of its own (``keys``)."""
     if g.kind not in _PRESENT_KINDS or not g.path or EACH in g.path:
         return None
+    for m, key in enumerate(g.path):  # a task value that picks several elements in some run: no one element's fact
+        if isinstance(key, Where):
+            for spec, run, i in where:
+                try:
+                    parent = resolve(run.calls[i].result, g.path[:m], spec.examples)
+                except (KeyError, IndexError, TypeError):
+                    continue
+                if type(parent) is list and _picks_several(parent, key, spec.examples):
+                    return AMBIGUOUS
     values = {v for v in seen if v is not MISSING}
     if len(values) != 1 and not (g.kind in ("sign", "textsign", "len") and values):
         return None  # several texts where the field is there: not one fact
@@ -744,6 +755,19 @@ def _where_present(g: Guard, seen: list[Any], where: list[tuple[SkillSpec, Traje
         if not reached:
             return Guard("present", g.path, (_as_guard(g, values.pop()) if len(values) == 1 else None, m))
     return None
+
+
+AMBIGUOUS = Guard("unguarded", (), ("ambiguous",))  # a task value that picked several elements in some run
+
+
+def _picks_several(elements: Any, where: Where, params: dict[str, Any]) -> bool:
+    """Whether ``where`` finds several different elements (the payment and the refund of one card)."""
+    try:
+        wanted = [(where.field, params[where.name]), *((f, params[n]) for f, n in where.also)]
+    except KeyError:
+        return False
+    found = [e for e in elements if type(e) is dict and all(f in e and e[f] == w for f, w in wanted)]
+    return len(found) > 1 and not one(found)
 
 
 def _as_guard(g: Guard, observed: Any) -> Guard:

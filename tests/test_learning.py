@@ -529,3 +529,24 @@ def test_a_name_read_under_a_field_named_like_a_builtin_or_a_tool_gets_a_name_of
     wider = named(template, [a])
     # neither shadows the builtin format() nor the tool get_order the skill imports
     assert wider.text == "I am {format_said} {get_order_2}. Refund order #{order_id}"
+
+
+def test_a_fact_of_the_element_a_task_value_picks_is_dropped_where_it_picked_several() -> None:
+    # the card's one payment in one run; its payment and its refund in another: "the entry of the
+    # card" is not one element there, so no fact of it is a guard, and the runs make one skill
+    tools = {**TOOLS, "refund_to": ToolRef(module="shop", qualname="refund_to", params=("order_id", "card"))}
+
+    def card_run(order_id: str, card: str, history: list[str]) -> Trajectory:
+        order = {"id": order_id, "payments": [{"card": card, "kind": k} for k in history]}
+        return Trajectory(
+            task=f"Refund order #{order_id} to card {card}",
+            calls=[Call(tool="get_order", args={"order_id": order_id}, result=order),
+                   Call(tool="refund_to", args={"order_id": order_id, "card": card}, result={"ok": True})],
+            outcome=Outcome(ok=True, output="Refunded."), tools=tools,
+        )
+
+    one_entry, two = card_run("1", "c-100", ["payment"]), card_run("2", "c-200", ["payment", "refund"])
+    spec, source = learn([one_entry, two])
+    assert not isinstance(spec, Rejected) and len(spec.runs) == 2
+    assert "pick(order['payments'], 'card', card)" not in source
+    assert prove_all(source, spec, [card_run("3", "c-300", ["payment", "refund", "refund"])]) is None
