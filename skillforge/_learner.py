@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any
 from ._codegen import render_skill, skill_meta
 from ._compile import Compiled, Rejected, admit, admit_file, prove_all
 from ._exceptions import SkillFileError
-from ._learning import generalize, ignores_data, named, renamed_template, same_program, spec_from_runs, widened
+from ._antiunify import generalize, ignores_data, widened
+from ._learning import named, renamed_template, same_program, spec_from_runs
 from ._library import MetaCache, SkillFile, content_key, skill_from
 from ._lifting import lift
 from ._records import records_widened

@@ -27,9 +27,7 @@ runs apart.
 
 from __future__ import annotations
 
-import difflib
 import logging
-import re
 import string
 from dataclasses import replace
 from collections.abc import Callable
@@ -38,294 +36,24 @@ from typing import Any
 from ._guards import MISSING, OBSERVED, fact_key, observe
 from ._lifting import Rejected, Site, expr_at, lift
 from ._lists import substitute
-from ._names import _fresh, _unnamed, named
+from ._names import named
 from ._relevance import acted_on
 from ._records import folded_as
 from ._spec import Early, Expr, Guard, Param, SkillSpec, Step, Where
-from ._template import CHOICE, IGNORED, NEGATION, PHRASING, Slot, TaskTemplate, choices, kind_union, shape_of, union_shape
+from ._template import CHOICE, IGNORED, PHRASING, Slot, TaskTemplate, choices
 from ._trajectory import Trajectory
 from ._values import EACH, enum_like, one, resolve, walk_exprs
 
 logger = logging.getLogger(__name__)
 
 __all__ = [
-    "ATTRIBUTE_RUNS", "CONTEXT_RUNS", "branched", "generalize", "ignores_data", "merge", "named", "renamed_template", "same_program", "settle",
-    "spec_from_runs", "widened",
+    "ATTRIBUTE_RUNS", "CONTEXT_RUNS", "branched", "merge", "named", "renamed_template", "same_program", "settle", "spec_from_runs",
 ]
 
 ATTRIBUTE_RUNS = 5  # runs that acted alike, each with another value, before a text fact counts as an attribute
 CONTEXT_RUNS = 3  # the same for a fact about what the runs do not act on (the customer's city when an order is returned)
 _OBSERVED = OBSERVED  # facts that can be read off any run's results
 _SWITCHES = OBSERVED - {"has", "each"}  # of those, kept as sets of values
-
-
-_TOKEN = re.compile(r"\s*(?:\{\{|\}\}|\{[^{}]*\}|\w+|[^\w\s])")
-_MEANINGFUL = set("-+$\u20ac\u00a3\u00a5%")
-CHOICE_SLOT = "_1"
-
-
-def generalize(a: TaskTemplate, b: TaskTemplate) -> TaskTemplate | None:
-    """The template of two runs' tasks (anti-unification): their common text, with the regions where they differ as slots that feed nothing.
-
-    Slot shapes widen to fit both (``a.a`` and ``a.a-a``: either). A region of several
-    words, in both texts of one narrow shape (``shy, logical`` and ``direct, impatient,
-    busy``: lowercase words and commas; ``Liam Thomas`` and ``Raj Li``: two capitalised
-    words), becomes an *ignored* slot of that shape: it takes any text of the shape and
-    passes nothing on. A region of a single word (``he`` / ``she``, ``cancel`` /
-    ``return``) becomes a *choice* of exactly the texts runs showed, and a template holds
-    at most one choice, so no combination of such texts that no run showed together can
-    bind. A region that carries a sign, currency or percent, a digit, a negation, a
-    sentence boundary, or outweighs the common text keeps the runs apart (None), as do
-    slots that differ.
-    """
-    real_a = [s for s in a.slots if s.kind not in (CHOICE, IGNORED)]
-    if len(real_a) > len(b.slots):  # words ``named`` made slots are text in b: anti-unify them as ignored text
-        a = _unnamed(a, {s.name for s in b.slots})
-        real_a = [s for s in a.slots if s.kind not in (CHOICE, IGNORED)]
-    if any(s.kind in (CHOICE, IGNORED) for s in b.slots) or len(real_a) != len(b.slots):
-        return None
-    widened: dict[str, Slot] = {}
-    for sa, sb in zip(real_a, b.slots, strict=True):  # the same slots; their shapes widen to fit both
-        wide = _wider_slot(sa, sb)
-        if wide is None:
-            return None
-        widened[sa.name] = wide
-    ta, tb = _TOKEN.findall(a.text), _TOKEN.findall(b.text)
-    ops = _coalesced(ta, tb, [op for op in difflib.SequenceMatcher(None, _norm(ta), _norm(tb), autojunk=False).get_opcodes() if op[0] != "equal"])
-    by_name = {s.name: s for s in a.slots}
-    if not ops:
-        if all(widened[s.name] == s for s in real_a):
-            return None  # nothing to widen
-        return TaskTemplate(a.text, [widened.get(s.name, s) for s in a.slots])
-    common = sum(1 for k, t in enumerate(ta) if re.fullmatch(r"\s*\w+", t) and not any(i1 <= k < i2 for _t, i1, i2, _j1, _j2 in ops))
-    if common < 2:
-        return None
-    taken = {s.name for s in a.slots}
-    choice_done = False
-    replaced: list[tuple[int, int, str]] = []  # (i1, i2, placeholder) in ``ta``
-    for _tag, i1, i2, j1, j2 in ops:
-        region_a, region_b = ta[i1:i2], tb[j1:j2]
-        if any(_placeholder(t) for t in region_b):
-            return None  # a slot of one template is text in the other
-        text_b = "".join(region_b).strip()
-        names = [_placeholder(t) for t in region_a if _placeholder(t)]
-        if names:
-            if len(names) != 1 or any(t.strip() for t in region_a if not _placeholder(t)):
-                return None
-            slot = by_name[names[0]]
-            if slot.kind == CHOICE and not choice_done:
-                alternatives = [*choices(slot), text_b]
-                if not all(_choosable(x, common) for x in alternatives):
-                    return None
-                shape = "|".join(sorted(set(alternatives), key=lambda x: (x.lower(), x)))
-                widened[slot.name] = Slot(slot.name, CHOICE, "str", None, shape)
-                choice_done = True
-            elif slot.kind == IGNORED and _ignorable(text_b, common):
-                widened[slot.name] = Slot(slot.name, IGNORED, "str", None, union_shape(slot.shape, shape_of(text_b, "text")))
-            else:
-                return None
-            continue
-        text_a = "".join(region_a).strip()
-        lead = (region_a or region_b or [" "])[0]
-        lead = lead[: len(lead) - len(lead.lstrip())] or (" " if i1 else "")
-        if _ignorable(text_a, common) and _ignorable(text_b, common) or _listed(text_a, text_b, common):
-            name = _fresh(taken)
-            widened[name] = Slot(name, IGNORED, "str", None, union_shape(shape_of(text_a, "text"), shape_of(text_b, "text")))
-        elif not choice_done and not any(s.kind == CHOICE for s in a.slots) and all(
-            _choosable(x, common) for x in (text_a, text_b)
-        ):
-            name = CHOICE_SLOT
-            shape = "|".join(sorted({text_a, text_b}, key=lambda x: (x.lower(), x)))
-            widened[name] = Slot(name, CHOICE, "str", None, shape)
-            choice_done = True
-        else:
-            return None
-        taken.add(name)
-        replaced.append((i1, i2, lead + "{" + name + "}"))
-    text = ""
-    k = 0
-    for i1, i2, placeholder in replaced:
-        text += "".join(ta[k:i1]) + placeholder
-        k = i2
-    text += "".join(ta[k:])
-    slots = [widened.get(s.name, s) for s in a.slots] + [widened[n] for n in sorted(widened) if n not in by_name]
-    try:
-        return TaskTemplate(text.strip(), slots)
-    except ValueError:
-        return None
-
-
-def widened(a: TaskTemplate, b: TaskTemplate) -> TaskTemplate | None:
-    """One template of the same text as ``a`` and ``b`` whose every slot fits what either's did
-    (``Aa`` and ``Aa Aa``: either); None if their texts or slots differ otherwise."""
-    if a.text != b.text or len(a.slots) != len(b.slots):
-        return None
-    if a.slots == b.slots:
-        return a
-    slots = []
-    for sa, sb in zip(a.slots, b.slots, strict=True):
-        if sa.kind == CHOICE and sb.kind == CHOICE and sa.name == sb.name:
-            shape = "|".join(sorted(set(choices(sa)) | set(choices(sb)), key=lambda x: (x.lower(), x)))
-            slots.append(Slot(sa.name, CHOICE, sa.type, sa.transform, shape, sa.same))
-            continue
-        wide = _wider_slot(sa, sb)
-        if wide is None:
-            return None
-        slots.append(wide)
-    try:
-        return TaskTemplate(a.text, slots)
-    except ValueError:
-        return None
-
-
-def _wider_slot(a: Slot, b: Slot) -> Slot | None:
-    """One slot that takes what either took: the same name, type and normalisation, the shapes
-    (and an item's parts' shapes) widened to fit both."""
-    kind = kind_union(a.kind, b.kind)
-    if kind is None or (a.name, a.type, a.transform, a.same, a.item) != (b.name, b.type, b.transform, b.same, b.item):
-        return None
-    if len(a.parts) != len(b.parts):
-        return None
-    parts = tuple(_wider_slot(pa, pb) for pa, pb in zip(a.parts, b.parts, strict=True))
-    if any(p is None for p in parts):
-        return None
-    return Slot(a.name, kind, a.type, a.transform, union_shape(a.shape, b.shape), a.same, a.item,
-                tuple(p for p in parts if p is not None))
-
-
-def ignores_data(template: TaskTemplate, runs: list[Trajectory]) -> bool:
-    """Whether an ignored slot of ``template`` takes, in one of ``runs``, text that a tool returned
-    ("Return ...: Cycling Helmet" where the order lists a "Cycling Helmet"): text that names
-    something the agent read may be what it acted on, so it is never ignored."""
-    ignored = [s.name for s in template.slots if s.kind == IGNORED]
-    if not ignored:
-        return False
-    for run in runs:
-        m = template.regex.fullmatch(run.task.strip())
-        if m is None:
-            continue
-        said = {(m.group(name) or "").strip().lower() for name in ignored} - {""}
-        values = {v.strip().lower() for c in run.calls for v in _texts(c.result)}
-        if said & values:
-            return True
-    return False
-
-
-def _texts(value: Any) -> list[str]:
-    out: list[str] = []
-    stack = [value]
-    while stack and len(out) < 20_000:
-        v = stack.pop()
-        if type(v) is str:
-            out.append(v)
-        elif type(v) is dict:
-            stack.extend(v.values())
-        elif type(v) is list:
-            stack.extend(v)
-    return out
-
-
-def _coalesced(ta: list[str], tb: list[str], ops: list[tuple[str, int, int, int, int]]) -> list[tuple[str, int, int, int, int]]:
-    """Differing regions with only punctuation between them, as one (``shy, logical`` / ``direct, busy``);
-    also with one word between them where both texts together are a list of words (``patient, shy`` /
-    ``creative, sad, patient, polite``: the shared ``patient`` is no common text)."""
-    out: list[tuple[str, int, int, int, int]] = []
-    for op in map(lambda o: _in_list(ta, tb, o), ops):
-        if out:
-            _t, i1, i2, j1, j2 = out[-1]
-            between = ta[i2 : op[1]] + tb[j2 : op[3]]
-            words = sum(1 for t in ta[i2 : op[1]] if re.search(r"\w", t))
-            merged = ("".join(ta[i1 : op[2]]).strip(), "".join(tb[j1 : op[4]]).strip())
-            if words == 0 or (words == 1 and all(_ignorable(m, len(ta)) for m in merged)):
-                out[-1] = ("replace", i1, op[2], j1, op[4])
-                continue
-        out.append(op)
-    return out
-
-
-def _in_list(ta: list[str], tb: list[str], op: tuple[str, int, int, int, int]) -> tuple[str, int, int, int, int]:
-    """A region inside a comma-separated list of words, widened to the whole list: the words both
-    lists happen to share ("pessimistic, shy" / "pessimistic, happy, busy") are no common text."""
-    tag, i1, i2, j1, j2 = op
-
-    def word(t: str) -> bool:
-        return re.fullmatch(r"\s*[a-z]+", t) is not None
-
-    def ignorable(a1: int, a2: int, b1: int, b2: int) -> bool:
-        x, y = "".join(ta[a1:a2]).strip(), "".join(tb[b1:b2]).strip()
-        return all(_ignorable(t, len(ta)) for t in (x, y)) or _listed(x, y, len(ta))
-
-    def at_comma(k_a: int, k_b: int) -> bool:  # the region's text on each side that has any is a comma there
-        sides = [(x, k) for x, k, n in ((ta, k_a, i2 - i1), (tb, k_b, j2 - j1)) if n]
-        return bool(sides) and all(comma(x, k) for x, k in sides)
-
-    def comma(x: list[str], k: int) -> bool:
-        return 0 <= k < len(x) and x[k].strip() == ","
-
-    inside = any("," in "".join(x) for x in (ta[i1:i2], tb[j1:j2]))
-    beside = comma(ta, i1 - 1) and comma(tb, j1 - 1) or comma(ta, i2) and comma(tb, j2)
-    if not (inside or beside and all(re.fullmatch(r"[a-z]*", "".join(x).strip()) for x in (ta[i1:i2], tb[j1:j2]))):
-        return op  # not a list of words (in either text), nor a lowercase word beside one
-
-    if at_comma(i1, j1) and i1 and j1 and ta[i1 - 1] == tb[j1 - 1] and word(ta[i1 - 1]) and ignorable(i1 - 1, i2, j1 - 1, j2):
-        i1, j1 = i1 - 1, j1 - 1  # the region starts at a comma: the item before it is the list's too
-    if at_comma(i2 - 1, j2 - 1) and i2 < len(ta) and j2 < len(tb) and ta[i2] == tb[j2] and word(ta[i2]) and ignorable(i1, i2 + 1, j1, j2 + 1):
-        i2, j2 = i2 + 1, j2 + 1  # it ends at one: so is the item after it
-    while i1 >= 2 and j1 >= 2 and ta[i1 - 2 : i1] == tb[j1 - 2 : j1] and word(ta[i1 - 2]) and ta[i1 - 1].strip() == ",":
-        if not ignorable(i1 - 2, i2, j1 - 2, j2):
-            break
-        i1, j1 = i1 - 2, j1 - 2
-    while i2 + 2 <= len(ta) and j2 + 2 <= len(tb) and ta[i2 : i2 + 2] == tb[j2 : j2 + 2] and ta[i2].strip() == "," and word(ta[i2 + 1]):
-        if not ignorable(i1, i2 + 2, j1, j2 + 2):
-            break
-        i2, j2 = i2 + 2, j2 + 2
-    if not inside and not all(_list_ends(x, k) for x, k in ((ta, i2), (tb, j2))):
-        return op  # words after a comma that go on as a clause ("group, he moved teams"): no list
-    return (tag, i1, i2, j1, j2)
-
-
-def _list_ends(tokens: list[str], k: int) -> bool:
-    """Whether a list of words ending before token ``k`` ends there: at the end of a sentence or the text."""
-    return k >= len(tokens) or tokens[k].strip() in (".", ";", "!", "?")
-
-
-def _placeholder(token: str) -> str | None:
-    t = token.strip()
-    return t[1:-1] if t.startswith("{") and t.endswith("}") and t not in ("{{", "}}") else None
-
-
-def _choosable(text: str, common: int) -> bool:
-    """A region's text that may be one of a choice's texts (it may be empty: the region may be absent)."""
-    if "|" in text or "{" in text or "}" in text or _MEANINGFUL & set(text) or (text and not re.search(r"\w", text)):
-        return False
-    return len(re.findall(r"\w+", text)) <= common
-
-
-def _ignorable(text: str, common: int) -> bool:
-    """A region's text that may become an ignored slot: several words of one narrow shape, saying
-    nothing a decision could hang on (no digit, sign, negation or sentence boundary)."""
-    words = re.findall(r"\w+", text)
-    if len(words) < 2 or len(words) > common or not _choosable(text, common):
-        return False
-    if any(c.isdigit() for c in text) or any(c in ".!?;:\n" for c in text) or NEGATION.search(text):
-        return False
-    return not shape_of(text, "text").startswith("words:") or all(w.islower() for w in words)
-
-
-def _listed(a: str, b: str, common: int) -> bool:
-    """Two texts at one place that are lists of lowercase words, one of a single word ("calm" /
-    "happy, busy"): the place holds a list, and one word is a list of one."""
-    texts = sorted((a, b), key=lambda t: "," in t)
-    one, many = texts
-    return (
-        "," not in one and "," in many and re.fullmatch(r"[a-z]+", one) is not None
-        and re.fullmatch(r"[a-z]+(?:, [a-z]+)+", many) is not None
-        and _ignorable(many, common) and _choosable(one, common) and not NEGATION.search(one)
-    )
-
-
-def _norm(tokens: list[str]) -> list[str]:
-    return [t.strip().lower() for t in tokens]
 
 
 def spec_from_runs(

@@ -6,7 +6,8 @@ from typing import Any
 
 from skillforge._codegen import render_skill
 from skillforge._compile import prove_all
-from skillforge._learning import ATTRIBUTE_RUNS, CONTEXT_RUNS, generalize, named, spec_from_runs
+from skillforge._antiunify import generalize
+from skillforge._learning import ATTRIBUTE_RUNS, CONTEXT_RUNS, named, spec_from_runs
 from skillforge._lifting import Rejected, discover_template
 from skillforge._template import Slot, TaskTemplate
 from skillforge._trajectory import Call, Outcome, ToolRef, Trajectory
@@ -312,7 +313,7 @@ def test_a_constant_evidently_tied_to_a_task_value_is_not_learned() -> None:
 
 
 def test_text_that_names_something_the_agent_read_is_never_ignored() -> None:
-    from skillforge._learning import ignores_data
+    from skillforge._antiunify import ignores_data
 
     def run(task: str, items: list[str]) -> Trajectory:
         return Trajectory(

@@ -161,7 +161,8 @@ def test_phrasings_that_differ_only_in_a_name_collapse_into_one_template(tmp_pat
     # a skill whose phrasings are one text but for the customer's name (each learned before a run
     # showed the name varying): widened for a third name, it takes one template, not three phrasings
     from skillforge._learner import _collapsed
-    from skillforge._learning import generalize, named
+    from skillforge._antiunify import generalize
+    from skillforge._learning import named
 
     a, b, c = named_run("Raj Davis", "ana.ruiz"), named_run("Mia Li", "bo.chen"), named_run("Ola Berg", "cy.wu")
     first, second, third = templates(a, b, c)

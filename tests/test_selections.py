@@ -14,7 +14,7 @@ import pytest
 from skillforge._codegen import render_skill
 from skillforge._compile import prove_all
 from skillforge._exceptions import GuardFailed
-from skillforge._learning import widened
+from skillforge._antiunify import widened
 from skillforge._lifting import Rejected, discover_template, lift
 from skillforge._spans import TaskSpans
 from skillforge._template import Slot, TaskTemplate, parse_mapping, slot_kind
