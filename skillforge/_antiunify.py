@@ -18,7 +18,7 @@ from ._names import _fresh, _unnamed
 from ._template import CHOICE, IGNORED, NEGATION, Slot, TaskTemplate, choices, kind_union, shape_of, union_shape
 from ._trajectory import Trajectory
 
-__all__ = ["CHOICE_SLOT", "generalize", "ignores_data", "widened"]
+__all__ = ["CHOICE_SLOT", "generalize", "ignores_data", "widened", "wider_slot"]
 
 
 _TOKEN = re.compile(r"\s*(?:\{\{|\}\}|\{[^{}]*\}|\w+|[^\w\s])")
@@ -124,20 +124,21 @@ def widened(a: TaskTemplate, b: TaskTemplate) -> TaskTemplate | None:
         return None
     if a.slots == b.slots:
         return a
-    slots = []
-    for sa, sb in zip(a.slots, b.slots, strict=True):
-        if sa.kind == CHOICE and sb.kind == CHOICE and sa.name == sb.name:
-            shape = "|".join(sorted(set(choices(sa)) | set(choices(sb)), key=lambda x: (x.lower(), x)))
-            slots.append(Slot(sa.name, CHOICE, sa.type, sa.transform, shape, sa.same))
-            continue
-        wide = _wider_slot(sa, sb)
-        if wide is None:
-            return None
-        slots.append(wide)
+    slots = [wider_slot(sa, sb) for sa, sb in zip(a.slots, b.slots, strict=True)]
+    if any(s is None for s in slots):
+        return None
     try:
-        return TaskTemplate(a.text, slots)
+        return TaskTemplate(a.text, [s for s in slots if s is not None])
     except ValueError:
         return None
+
+
+def wider_slot(a: Slot, b: Slot) -> Slot | None:
+    """One slot that takes what either took: a choice of both's texts, or ``_wider_slot``."""
+    if a.kind == CHOICE and b.kind == CHOICE and a.name == b.name:
+        shape = "|".join(sorted(set(choices(a)) | set(choices(b)), key=lambda x: (x.lower(), x)))
+        return Slot(a.name, CHOICE, a.type, a.transform, shape, a.same)
+    return _wider_slot(a, b)
 
 
 def _wider_slot(a: Slot, b: Slot) -> Slot | None:

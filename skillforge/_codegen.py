@@ -346,6 +346,8 @@ class _Renderer:
         values = [c[0] for c in seen]
         if len(values) == 1 and type(values[0]) is bool:
             cond = code if values[0] else f"not ({code})"
+        elif values == [None]:  # a value there or none
+            cond = f"{code} is None" if " " not in code else f"({code}) is None"
         else:
             cond = f"({code}) in ({', '.join(_literal(fact.kind, v) for v in values)}{',' if len(values) == 1 else ''})"
         lines = [f"if {cond}:  # as the runs that stopped here saw it"]

@@ -221,23 +221,19 @@ class Learning:
         return self._from_runs([*runs, traj], existing.name, *_replaced(existing, template))
 
     def _from_runs(
-        self, runs: list[Trajectory], name: str, template: TaskTemplate, phrasings: tuple[TaskTemplate, ...] = (),
-        why: bool = False,
+        self, runs: list[Trajectory], name: str, template: TaskTemplate, phrasings: tuple[TaskTemplate, ...] = ()
     ) -> tuple[SkillSpec, str, list[Trajectory]] | None:
         """A skill learned from ``runs``, rendered, within the policy and proven on every run; else None
-        (``why``: say why at debug level)."""
+        (and why, at debug level)."""
         spec = spec_from_runs(runs, name=name, template=template, importable=self.importable_skills, phrasings=phrasings)
-        if isinstance(spec, Rejected):
-            if why:
-                logger.debug("%d runs make no skill %s: %s", len(runs), name, spec.reason)
-            return None
-        source = render_skill(spec)
-        problem = self.policy_violations(source, spec.name, spec.instances) or prove_all(source, spec, runs)
-        if problem:
-            if why:
-                logger.debug("%d runs make no skill %s: %s", len(runs), name, problem)
-            return None
-        return spec, source, runs
+        problem: Any = spec.reason if isinstance(spec, Rejected) else None
+        if not isinstance(spec, Rejected):
+            source = render_skill(spec)
+            problem = self.policy_violations(source, spec.name, spec.instances) or prove_all(source, spec, runs)
+            if not problem:
+                return spec, source, runs
+        logger.debug("%d runs make no skill %s: %s", len(runs), name, problem)
+        return None
 
     def _generalized(self, spec: SkillSpec, traj: Trajectory) -> Compiled | None:
         """A family of skills whose template differs from this run's task in one region, widened to take it.
@@ -303,7 +299,7 @@ class Learning:
             templates = _collapsed(v, template, [*runs, traj]) or _replaced(v, template)
             candidates = [runs] if taken else [[*runs, traj], runs]
             for these in candidates:
-                learned = self._from_runs(these, v.name, *templates, why=True)
+                learned = self._from_runs(these, v.name, *templates)
                 if learned is None:
                     continue
                 out.append(learned)

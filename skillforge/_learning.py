@@ -176,7 +176,7 @@ def merge(specs: list[SkillSpec], runs: list[Trajectory], *, phrased: int = 0) -
                     g, seen = opt, as_opt
             if MISSING in seen:
                 present = _where_present(g, seen, [(spec, run, i) for spec, run in zip(specs, runs, strict=True)])
-                if present is AMBIGUOUS:
+                if present is _AMBIGUOUS:
                     continue  # the element a task value picks is not one in a run that acted alike: no fact of it
                 if present is None:
                     logger.debug("runs not merged: a path one run lacks: %r", g)
@@ -450,7 +450,8 @@ def _where_present(g: Guard, seen: list[Any], where: list[tuple[SkillSpec, Traje
     not), as a guard where the field is there: every run that had the field saw the same value
     (its inner fact is None where, for a sign or an emptiness, they saw several: the caller
     makes that a switch whose values include the field's absence), and every run had the
-    record. Which fields a record has is a fact of its own (``keys``)."""
+    record. Which fields a record has is a fact of its own (``keys``). ``_AMBIGUOUS`` where a
+    task value on the path picked several elements in some run: no one element has the fact."""
     if g.kind not in _PRESENT_KINDS or not g.path or EACH in g.path:
         return None
     for m, key in enumerate(g.path):  # a task value that picks several elements in some run: no one element's fact
@@ -461,7 +462,7 @@ def _where_present(g: Guard, seen: list[Any], where: list[tuple[SkillSpec, Traje
                 except (KeyError, IndexError, TypeError):
                     continue
                 if type(parent) is list and _picks_several(parent, key, spec.examples):
-                    return AMBIGUOUS
+                    return _AMBIGUOUS
     values = {v for v in seen if v is not MISSING}
     if len(values) != 1 and not (g.kind in ("sign", "textsign", "len") and values):
         return None  # several texts where the field is there: not one fact
@@ -485,7 +486,7 @@ def _where_present(g: Guard, seen: list[Any], where: list[tuple[SkillSpec, Traje
     return None
 
 
-AMBIGUOUS = Guard("unguarded", (), ("ambiguous",))  # a task value that picked several elements in some run
+_AMBIGUOUS = Guard("unguarded", (), ("ambiguous",))  # a task value that picked several elements in some run
 
 
 def _picks_several(elements: Any, where: Where, params: dict[str, Any]) -> bool:

@@ -183,14 +183,14 @@ class _Lifter(Selecting, Listing):
             elif type(v) is list:
                 queue.extend((item, (*path, i)) for i, item in enumerate(v))
 
-    def _param(self, value: Any, hint: str, at: tuple[int, int] | None = None, fresh: bool = False) -> Param | None:
+    def _param(self, value: Any, hint: str, at: tuple[int, int] | None = None) -> Param | None:
         if self.bound is not None:
             for pname, v in self.bound.items():
                 if type(v) is type(value) and v == value and (type(v) is not str or len(v) >= 2 or v.isdigit()):
                     self.said.add(pname)
                     return Param(pname)
             return None
-        found = self.spans.find(value, at, fresh)
+        found = self.spans.find(value, at)
         if found is None:
             return None
         start, end, kind, how = found

@@ -20,10 +20,12 @@ from __future__ import annotations
 
 import re
 import string
+from dataclasses import replace
 from typing import Any
 
+from ._antiunify import wider_slot
 from ._lists import SEPARATOR
-from ._template import IGNORED, LIST, UNUSED, Slot, TaskTemplate, kind_union, union_shape
+from ._template import LIST, UNUSED, Slot, TaskTemplate, kind_union, union_shape
 from ._trajectory import Call, Trajectory
 
 __all__ = ["fold", "folded_as", "map_blocks", "record_template", "records_widened"]
@@ -176,37 +178,25 @@ def records_widened(records: TaskTemplate, single: TaskTemplate) -> TaskTemplate
     wide = dict(by_name)
     for mine, their in zip(mine_names, their_names, strict=True):
         theirs_slot = other.get(their)
-        if theirs_slot is None or theirs_slot.kind == LIST:
+        if theirs_slot is None:
             return None
-        if theirs_slot.kind in UNUSED:  # ignored text or a choice: the same slot, what either took
-            a = wide.get(mine)
-            if a is None or mine != their or a.kind != theirs_slot.kind:
+        if mine == lst.name and lst.item is None:  # a plain list: its items' shape takes the one item's
+            if kind_union("text", theirs_slot.kind) is None or (theirs_slot.type, theirs_slot.transform) != ("str", None):
                 return None
-            shape = union_shape(a.shape, theirs_slot.shape) if a.kind == IGNORED else "|".join(
-                sorted(set((a.shape or "").split("|")) | set((theirs_slot.shape or "").split("|")), key=lambda x: (x.lower(), x)))
-            wide[mine] = Slot(a.name, a.kind, a.type, a.transform, shape, a.same)
+            wide[mine] = replace(lst, shape=union_shape(lst.shape, theirs_slot.shape))
             continue
-        if mine == lst.name and lst.item is None:
-            if kind_union("text", theirs_slot.kind) is None or theirs_slot.type != "str" or theirs_slot.transform is not None:
+        if mine in parts:  # a part of an item takes what the slot at its place took
+            part = wider_slot(wide_parts[mine], replace(theirs_slot, name=mine))
+            if part is None:
                 return None
-            wide[mine] = Slot(lst.name, LIST, lst.type, lst.transform, union_shape(lst.shape, theirs_slot.shape), lst.same)
-        elif mine in parts:
-            p = wide_parts[mine]
-            kind = kind_union(p.kind, theirs_slot.kind)
-            if kind is None or (p.type, p.transform) != (theirs_slot.type, theirs_slot.transform):
-                return None
-            wide_parts[mine] = Slot(p.name, kind, p.type, p.transform, union_shape(p.shape, theirs_slot.shape))
-        elif mine == their and mine in by_name:
-            a = wide[mine]
-            kind = kind_union(a.kind, theirs_slot.kind)
-            if kind is None or (a.type, a.transform) != (theirs_slot.type, theirs_slot.transform):
-                return None
-            wide[mine] = Slot(a.name, kind, a.type, a.transform, union_shape(a.shape, theirs_slot.shape), a.same)
-        else:
+            wide_parts[mine] = part
+            continue
+        slot = wider_slot(wide[mine], theirs_slot) if mine == their and mine in by_name else None
+        if slot is None:
             return None
+        wide[mine] = slot
     if lst.item is not None:
-        wide[lst.name] = Slot(lst.name, LIST, lst.type, lst.transform, lst.shape, lst.same, lst.item,
-                              tuple(wide_parts[p.name] for p in lst.parts))
+        wide[lst.name] = replace(lst, parts=tuple(wide_parts[p.name] for p in lst.parts))
     try:
         return TaskTemplate(records.text, [wide[s.name] for s in records.slots])
     except ValueError:

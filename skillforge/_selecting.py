@@ -36,7 +36,7 @@ class Selecting:
     said: set[str]
     spans: TaskSpans
 
-    def _param(self, value: Any, hint: str, at: tuple[int, int] | None = None, fresh: bool = False) -> Param | None:  # pragma: no cover
+    def _param(self, value: Any, hint: str, at: tuple[int, int] | None = None) -> Param | None:  # pragma: no cover
         raise NotImplementedError
 
     def _resolve(self, ref: Ref, hint: str) -> Ref | Select:  # pragma: no cover - the lifter's
@@ -77,9 +77,7 @@ class Selecting:
             ]):
                 continue  # neither the field nor it and the dicts the task gives of the element pick it out
             hint_of = f"{_singular(str(owner))}_{field}"
-            # a second element of one list named by the same value ("Kettle {...}; Kettle {...}"): its own mention
-            fresh = any(c == call and sp == path[:k] and i != path[k] for c, sp, i in self.selected)
-            chosen = self._param(v, hint_of, fresh=fresh) if type(v) is dict else self._param(v, hint_of, fresh=fresh) or self._earlier(v, call)
+            chosen = self._param(v, hint_of) or (None if type(v) is dict else self._earlier(v, call))
             if chosen is not None:
                 also = tuple(  # what else the task says of the element (its options), so all it says is checked
                     (f, p) for f in self._said_dicts(element, field, rest)

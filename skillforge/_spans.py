@@ -29,20 +29,16 @@ class TaskSpans:
                 return name if (s, e) == (start, end) else ""
         return None
 
-    def find(self, value: Any, at: tuple[int, int] | None = None, fresh: bool = False) -> tuple[int, int, str, str | None] | None:
+    def find(self, value: Any, at: tuple[int, int] | None = None) -> tuple[int, int, str, str | None] | None:
         """``(start, end, slot kind, transform)`` of the first span of the task that says ``value`` and is
-        free or already says it (``at``: that span only; ``fresh``: a free one before one that already
-        says it, for a second thing of the same value).
+        free or already says it (``at``: that span only).
 
         Verbatim first; then normalised: case (``"ALICE"`` → ``"alice"``), number formats
         (``"$1,200.50"`` → ``1200.5``), common date formats (``"May 20"`` → ``"2024-05-20"``).
         """
-        candidates = [c for c in self._candidates(value) if at is None or c[:2] == at]
-        if fresh:
-            for start, end, kind, how in candidates:
-                if self._overlaps(start, end) is None:
-                    return start, end, kind, how
-        for start, end, kind, how in candidates:
+        for start, end, kind, how in self._candidates(value):
+            if at is not None and (start, end) != at:
+                continue
             hit = self._overlaps(start, end)
             if hit is None or hit:
                 return start, end, kind, how

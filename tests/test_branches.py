@@ -99,7 +99,7 @@ def test_the_same_reads_with_two_answers_are_one_skill_branching_on_the_value_th
     spec = learned(runs)
     assert not isinstance(spec, Rejected) and len(spec.early) == 1
     source = render_skill(spec)
-    assert "    if (user['manager']) in (None,):  # as the runs that stopped here saw it\n" in source
+    assert "    if user['manager'] is None:  # as the runs that stopped here saw it\n" in source
     assert prove_all(source, spec, runs) is None
     assert prove_all(source, spec, [manager_run("fay.lin", "Gus Hale", "sales"), manager_run("hal.ng", None, "hr")]) is None
     # each branch keeps its runs' facts: no manager in sales was never seen
