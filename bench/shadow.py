@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from skillforge import Forge
+from skillforge._requests import pieces
 
 from bench.workloads import Task, Workload, load
 
@@ -155,11 +156,20 @@ def run(workload: Workload | str = "helpdesk", *, days: int | None = None, workd
             wl.TOOLBOX.clear()
             wl.TOOLBOX.update(saved)
         report.skills_written = sorted(p.stem for p in (root / "skills").glob("*.py") if p.stem != "__init__")
-        kinds = {t.text: t.kind for t in stream}
         for skill in forge.skills():  # which intents each file serves: the kinds of the tasks of its runs
-            report.files_by_kind.update({kinds.get(forge.library.load_run(h).task, "?") for h in skill.runs})
+            report.files_by_kind.update({_kind_of(forge.library.load_run(h).task, stream) for h in skill.runs})
     report.seconds = time.perf_counter() - start
     return report
+
+
+def _kind_of(text: str, stream: list[Task]) -> str:
+    """The kind of the task a run was of: the task with this text, or for one request of a message
+    of several (a prelude and a clause, see ``skillforge._requests``) the first message holding its sentences."""
+    for t in stream:
+        if t.text == text:
+            return t.kind
+    said = [text[a:b].strip() for a, b in pieces(text)]
+    return next((t.kind for t in stream if all(p in t.text for p in said)), "?")
 
 
 def _tally(report: ShadowReport, i: int, task: Task, result: Any, alone: Any, diff: list[str]) -> None:

@@ -32,12 +32,14 @@ from ._exceptions import (
 )
 from ._index import HotIndex, Match, SemanticIndex
 from ._library import Library, MetaCache, SkillFile, read_skill_file
+from ._composing import Composing
 from ._learner import Learning
 from ._template import TaskTemplate
 from ._policy import Violation, check_policy
 from ._runlog import RunLog, Stats
 from ._sandbox import compile_skill, load_function
 from ._tools import Check, Run, Tool, ToolRegistry, activate, deactivate
+from ._result import Attempt, Result
 from ._trajectory import Call, Outcome, ToolRef, Trajectory
 
 __all__ = ["LOCAL_TOOLS", "Forge", "Result"]
@@ -49,62 +51,6 @@ LOCAL_TOOLS = "skillforge.local_tools"
 logger = logging.getLogger(__name__)
 
 
-@dataclass(slots=True)
-class _Attempt:
-    """A skill run that stopped: what it did and why it stopped."""
-
-    skill: str
-    calls: list[tuple[str, dict[str, Any], Any, str | None]]
-    reason: str
-    wrote: bool
-    captures: dict[int, Any]
-    post_captures: dict[int, Any]
-
-
-@dataclass(slots=True)
-class Result:
-    """What ``solve()`` did for one task.
-
-    Attributes:
-        task: the task as given.
-        output: what the skill or the agent returned.
-        source: ``"skill"``, ``"agent"`` or ``"skill+agent"``.
-        skill: the skill that served the task (or started it), or None.
-        llm_calls: model requests made for this task (0 on a pure hit).
-        prompt_tokens / completion_tokens: tokens those requests used.
-        duration: seconds spent in ``solve()``.
-        error: why the task failed, or None if it succeeded.
-        learned: the name of the skill written from this run, if any.
-        not_learned: why an agent run was not turned into a skill, if it was not.
-        handover: why a skill stopped and handed over to the agent, if it did.
-        handover_at: how many of ``calls`` the skill made before it stopped.
-    """
-
-    task: str
-    output: Any
-    source: str
-    skill: str | None
-    llm_calls: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    duration: float = 0.0
-    error: str | None = None
-    learned: str | None = None
-    not_learned: str | None = None
-    handover: str | None = None
-    handover_at: int | None = None
-    _raw_calls: list[tuple[str, dict[str, Any], Any, str | None]] = field(default_factory=list, repr=False)
-
-    @property
-    def ok(self) -> bool:
-        return self.error is None
-
-    @property
-    def calls(self) -> list[Call]:
-        """The tool calls made, in order (tool, args, result, error)."""
-        return [Call.model_construct(tool=t, args=a, result=r, error=e) for t, a, r, e in self._raw_calls]
-
-
 def _check_task(task: Any) -> str:
     if not isinstance(task, str):
         raise InvalidTaskError(f"solve() takes the task as a str, got {type(task).__name__}: pass the task's text")
@@ -113,7 +59,7 @@ def _check_task(task: Any) -> str:
     return task
 
 
-class Forge(Learning):
+class Forge(Learning, Composing):
     """Records an agent's tool calls, learns skills from them, and serves repeats as code.
 
     Args:
@@ -452,6 +398,9 @@ class Forge(Learning):
             self._sync_disk()  # before paying for the agent: has another process learned it meanwhile?
             matches = self.find_all(task)
         if not matches:
+            composed = self._composed(task, start)
+            if composed is not None:
+                return composed
             return self._agent_run(task, start, prior=None, skill=None, handover=None, family=None)
         attempt = None
         for match in matches:
@@ -463,7 +412,7 @@ class Forge(Learning):
                 return result
             if attempt.wrote:
                 break  # a write happened: only the agent may continue from here
-        last: _Attempt = attempt  # type: ignore[assignment]  # matches is non-empty
+        last: Attempt = attempt  # type: ignore[assignment]  # matches is non-empty
         logger.info("skill %s stopped (%s); handing over", last.skill, last.reason)
         family = matches[0].template or matches[0].skill.template  # the phrasing the task was said in
         return self._agent_run(
@@ -471,7 +420,7 @@ class Forge(Learning):
             captures=last.captures, post_captures=last.post_captures,
         )
 
-    def _run_skill(self, match: Match) -> tuple[Any, list[Any], _Attempt | None]:
+    def _run_skill(self, match: Match) -> tuple[Any, list[Any], Attempt | None]:
         """``(output, calls, None)`` when the skill finished, else ``(None, calls, attempt)`` saying why not."""
         skill = match.skill
         func = skill.func
@@ -480,7 +429,7 @@ class Forge(Learning):
                 func = self._function(skill)
             except SandboxError as e:
                 logger.warning("skill %s does not load in the sandbox (%s); it is skipped", skill.path, e)
-                return None, [], _Attempt(skill.name, [], f"skill {skill.name} failed to load: {e}", False, {}, {})
+                return None, [], Attempt(skill.name, [], f"skill {skill.name} failed to load: {e}", False, {}, {})
         kwargs = match.params
         if skill.instances:
             kwargs = dict(kwargs)
@@ -488,7 +437,7 @@ class Forge(Learning):
                 inst = self.instances.get(owner)
                 if inst is None:
                     why = f"no {owner} instance was provided (forge.provide)"
-                    return None, [], _Attempt(skill.name, [], why, False, {}, {})
+                    return None, [], Attempt(skill.name, [], why, False, {}, {})
                 kwargs[param] = inst
         run = Run(
             snapshot=False, instances=self.instances, tools=self.registry.tools,
@@ -506,7 +455,7 @@ class Forge(Learning):
         finally:
             deactivate(token)
         wrote = any(not self._is_read(t) for t, _a, _r, _e in run.calls)  # a write that raised may have taken effect
-        return None, run.calls, _Attempt(skill.name, run.calls, reason, wrote, run.captures, run.post_captures)
+        return None, run.calls, Attempt(skill.name, run.calls, reason, wrote, run.captures, run.post_captures)
 
     def _agent_run(
         self,
@@ -519,13 +468,14 @@ class Forge(Learning):
         family: TaskTemplate | None,
         captures: dict[int, Any] | None = None,
         post_captures: dict[int, Any] | None = None,
+        clauses: tuple[tuple[str, str], ...] = (),
     ) -> Result:
         agent = self.agent
         if agent is None and handover is not None:
             return self._logged(Result(
                 task=task, output=None, source="skill", skill=skill, duration=time.perf_counter() - start,
                 error=f"{handover}; no agent is configured to continue (pass agent= to Forge() or assign forge.agent)",
-                handover=handover, _raw_calls=list(prior or []),
+                handover=handover, clauses=clauses, _raw_calls=list(prior or []),
             ))
         if agent is None:
             raise NoAgentError(
@@ -541,7 +491,7 @@ class Forge(Learning):
                 task=task, output=None, source="skill", skill=skill, duration=time.perf_counter() - start,
                 error=f"the skill stopped after a write ({handover}) and the agent cannot resume from a transcript; "
                 "writes are never repeated, so the task was left for a person",
-                handover=handover, _raw_calls=prior,
+                handover=handover, clauses=clauses, _raw_calls=prior,
             ))
         # the transcript the agent continues from; without transcript support it starts afresh (reads only)
         carried = prior if resumes else []
@@ -572,7 +522,7 @@ class Forge(Learning):
         result = Result(
             task=task, output=output, source=source, skill=skill,
             llm_calls=run.llm_calls, prompt_tokens=run.prompt_tokens, completion_tokens=run.completion_tokens,
-            error=error, handover=handover, handover_at=len(prior) if handover is not None else None,
+            error=error, handover=handover, handover_at=len(prior) if handover is not None else None, clauses=clauses,
             _raw_calls=(prior if not carried else []) + run.calls,
         )
         if error is not None:
@@ -616,6 +566,14 @@ class Forge(Learning):
         except UserError as e:
             result.not_learned = str(e)
             return
+        if family is None:
+            requests = self._learn_requests(traj)
+            if requests is not None:
+                learned, why = requests
+                result.learned = ", ".join(learned) or None
+                if why:
+                    result.not_learned = "; ".join(why)
+                return
         verdict = self.learn(traj, family=family)
         match verdict:
             case Compiled(spec=spec):

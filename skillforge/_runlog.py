@@ -5,7 +5,9 @@ Recording is a list append on the hot path; rows are written in batches (every
 transaction, so a skill hit does not pay for a disk write. A clean skill hit is
 a small row in ``hits`` (task, skill, number of calls, duration: its calls follow
 from its task and its skill); every other solve a full row in ``solves``. The
-view ``log`` shows both. Several processes
+view ``log`` shows both. A message served by composing skills (several requests, see
+``_composing``) also has a row per clause in ``clauses``: its text and the skill that served
+it (or stopped, when the agent took over). Several processes
 may share one log (WAL mode, a busy timeout).
 """
 
@@ -51,6 +53,13 @@ CREATE TABLE IF NOT EXISTS hits (
     n_calls INTEGER NOT NULL,
     duration REAL NOT NULL
 );
+CREATE TABLE IF NOT EXISTS clauses (
+    at REAL NOT NULL,
+    task TEXT NOT NULL,
+    position INTEGER NOT NULL,
+    clause TEXT NOT NULL,
+    skill TEXT NOT NULL
+);
 CREATE VIEW IF NOT EXISTS log AS
     SELECT at, task, source, skill, learned, ok, error, handover, n_calls, calls,
            llm_calls, prompt_tokens, completion_tokens, duration FROM solves
@@ -91,6 +100,7 @@ class RunLog:
         self.seconds = seconds
         self._pending: list[tuple[float, Any]] = []
         self._hits: list[tuple[float, str, str, int, float]] = []
+        self._clauses: list[tuple[float, str, int, str, str]] = []  # a message served by composing skills: which served what
         self._last_flush = time.monotonic()
         self._lock = threading.Lock()
         self._conn: sqlite3.Connection | None = None
@@ -108,10 +118,12 @@ class RunLog:
 
     def record(self, result: Any) -> None:
         """Queue one solve; written with the next batch."""
+        now = time.time()
+        self._clauses.extend((now, result.task, i, clause, skill) for i, (clause, skill) in enumerate(result.clauses))
         if result.source == "skill" and result.error is None:  # a clean hit: a small row, no result kept
-            self._hits.append((time.time(), result.task, result.skill, len(result._raw_calls), result.duration))
+            self._hits.append((now, result.task, result.skill, len(result._raw_calls), result.duration))
         else:
-            self._pending.append((time.time(), result))
+            self._pending.append((now, result))
         if len(self._hits) + len(self._pending) >= self.batch or time.monotonic() - self._last_flush > self.seconds:
             self.flush()
 
@@ -120,6 +132,7 @@ class RunLog:
         with self._lock:
             pending, self._pending = self._pending, []
             hits, self._hits = self._hits, []
+            clauses, self._clauses = self._clauses, []
             self._last_flush = time.monotonic()
             if not pending and not hits:
                 return
@@ -134,6 +147,7 @@ class RunLog:
                 conn = self._connect()
                 with conn:
                     conn.executemany("INSERT INTO hits (at, task, skill, n_calls, duration) VALUES (?,?,?,?,?)", hits)
+                    conn.executemany("INSERT INTO clauses (at, task, position, clause, skill) VALUES (?,?,?,?,?)", clauses)
                     conn.executemany(
                         "INSERT INTO solves (at, task, source, skill, learned, ok, error, handover, n_calls, calls,"
                         " llm_calls, prompt_tokens, completion_tokens, duration) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",

@@ -1,0 +1,165 @@
+"""Messages of several requests: served by the skills of their clauses, learned one request at a time.
+
+The policy (what a request is, how a message is cut, how answers join) is the pure module
+``_requests``; this mixin does the I/O around it for the ``Forge``:
+
+- learning: an agent's run that ``split_run`` cuts into requests is learned as one run per
+  request (each becomes or strengthens a skill of its own), and the way the agent joined their
+  answers is kept in the state directory (``compose.json``);
+- serving: a message no skill takes whole is cut (``segment``) into a prelude and clauses that
+  each bind a skill with the prelude; the skills run in message order, each making its own reads
+  (after an earlier clause's writes a read shows them), and the answers are joined as the agent
+  joins them. A guard that stops a clause hands the whole message over to the agent with every call
+  made so far, so no write is repeated. The plan is never written to ``skills/``: it is a sequence
+  of reviewed skills, and ``Result.clauses`` (and the run log) say which skill served which clause.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ._compile import Compiled
+from ._requests import Joiner, Split, segment, split_run
+from ._result import Attempt, Result
+from ._trajectory import Trajectory
+
+if TYPE_CHECKING:
+    from ._index import HotIndex, Match
+    from ._runlog import RunLog
+    from ._template import TaskTemplate
+
+__all__ = ["Composing"]
+
+logger = logging.getLogger(__name__)
+
+_JOINERS = "compose.json"
+
+
+class Composing:
+    """The composing half of a ``Forge`` (a mixin)."""
+
+    state_dir: Path
+    importable_skills: bool
+    runlog: RunLog | None
+
+    if TYPE_CHECKING:  # provided by Forge
+
+        def _index(self) -> HotIndex: ...
+        def find_all(self, task: str) -> list[Match]: ...
+        def learn(self, traj: Trajectory, *, family: TaskTemplate | None = None) -> Any: ...
+        def _run_skill(self, match: Match) -> tuple[Any, list[Any], Attempt | None]: ...
+        def _agent_run(self, task: str, start: float, *, prior: list[Any] | None, skill: str | None,
+                       handover: str | None, family: TaskTemplate | None, captures: dict[int, Any] | None = None,
+                       post_captures: dict[int, Any] | None = None, clauses: tuple[tuple[str, str], ...] = ()) -> Result: ...
+
+    # -- how the agent joins answers -------------------------------------------------
+    def joiner(self) -> Joiner | None:
+        """How the agent joins the answers of several requests, once a run of its showed it (else None;
+        also None when its runs showed more than one way: then no message is composed)."""
+        seen = self._joiners()
+        return seen[0] if len(seen) == 1 else None
+
+    def _joiners(self) -> list[Joiner]:
+        path = self.state_dir / _JOINERS
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            return [Joiner.from_json(j) for j in data["joiners"]]
+        except FileNotFoundError:
+            return []
+        except (OSError, ValueError, KeyError, TypeError) as e:  # derived state: a broken file costs compositions only
+            logger.warning("ignoring %s (%s); messages of several requests go to the agent until a run shows how it joins answers", path, e)
+            return []
+
+    def _keep_joiner(self, joiner: Joiner) -> None:
+        seen = self._joiners()
+        if joiner in seen:
+            return
+        seen.append(joiner)
+        path = self.state_dir / _JOINERS
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+            tmp.write_text(json.dumps({"joiners": [j.to_json() for j in seen]}, indent=1) + "\n", encoding="utf-8")
+            tmp.replace(path)
+        except OSError as e:
+            logger.warning("could not keep how the agent joins answers in %s: %s", path, e)
+
+    # -- learning ------------------------------------------------------------------
+    def _learn_requests(self, traj: Trajectory) -> tuple[list[str], list[str]] | None:
+        """Learn ``traj`` one request at a time if it holds several: the skills written, and why the
+        other requests were not learned. None if it is one request (or cannot be cut into them)."""
+        split = split_run(traj, importable=self.importable_skills, joiners=self._joiners())
+        if isinstance(split, str):
+            logger.debug("learned whole: %s", split)
+            return None
+        self._keep_joiner(split.joiner)
+        return self._learn_split(split)
+
+    def _learn_split(self, split: Split) -> tuple[list[str], list[str]]:
+        learned: list[str] = []
+        why: list[str] = []
+        for i, (run, fresh) in enumerate(zip(split.runs, split.fresh, strict=True)):
+            if not fresh:
+                why.append(f"request {i + 1}: its calls came after another request wrote to what they use")
+                continue
+            verdict = self.learn(run)
+            if isinstance(verdict, Compiled):
+                learned.append(verdict.spec.name)
+            else:
+                why.append(f"request {i + 1}: {verdict.reason}")
+        return learned, why
+
+    # -- serving -------------------------------------------------------------------
+    def _composed(self, task: str, start: float) -> Result | None:
+        """Serve ``task`` by the skills of its clauses; None when it is not cut into clauses skills take."""
+        joiner = self.joiner()
+        if joiner is None:
+            return None
+        hot = self._index()
+        cut = segment(task, lambda text: bool(hot.find(text) or hot.find_free(text)))
+        if cut is None:
+            return None
+        prelude, clauses = cut
+        calls: list[Any] = []
+        outputs: list[Any] = []
+        served: list[tuple[str, str]] = []
+        for i, clause in enumerate(clauses):
+            attempt: Attempt | None = None
+            for match in self.find_all((prelude + clause).strip()):
+                output, made, attempt = self._run_skill(match)
+                if attempt is None:
+                    calls += made
+                    outputs.append(output)
+                    served.append((clause, match.skill.name))
+                    break
+                if attempt.wrote:
+                    break  # a write happened: only the agent may continue from here
+            if attempt is not None:
+                at = len(calls)
+                logger.info("skill %s stopped on clause %d of %d (%s); handing over", attempt.skill, i + 1, len(clauses), attempt.reason)
+                return self._agent_run(
+                    task, start, prior=calls + attempt.calls, skill=attempt.skill,
+                    handover=f"{attempt.reason} (clause {i + 1} of {len(clauses)})", family=None,
+                    captures={at + k: v for k, v in attempt.captures.items()},
+                    post_captures={at + k: v for k, v in attempt.post_captures.items()},
+                    clauses=(*served, (clause, attempt.skill)),
+                )
+        ok, output = joiner.join(outputs)
+        if not ok:
+            return self._agent_run(
+                task, start, prior=calls, skill=served[-1][1], family=None, clauses=tuple(served),
+                handover=f"the answers of {len(clauses)} clauses do not join the way the agent joins answers",
+            )
+        result = Result(
+            task, output, "skill", " + ".join(name for _c, name in served), duration=time.perf_counter() - start,
+            clauses=tuple(served), _raw_calls=calls,
+        )
+        if self.runlog is not None:
+            self.runlog.record(result)
+        return result
+

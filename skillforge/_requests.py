@@ -1,0 +1,371 @@
+"""Several requests in one message: a run split into one run per request, and their answers joined.
+
+A message such as "Your name is Ana Li, zip 10001. Cancel order #W1 because I moved. For #W2,
+exchange ..." holds a *prelude* (who the customer is) and *clauses*, one per request. A run of
+such a message is split into sub-runs, one per request, each of them the prelude's calls plus
+the request's own calls, with the prelude's text plus the clause's text as its task; each is then
+learned like any run, so the request becomes (or strengthens) a skill of its own. Serving a
+message is the other way round: ``segment`` finds a prelude and clauses that each bind a skill,
+and the skills run in message order (see ``_composing``).
+
+Everything here is learned from the run, never from words of a dataset:
+
+- a write belongs to the clause that says the values it uses (its arguments' task spans); writes
+  said by the same clause are one request; the text is cut only between sentences (after ``.``,
+  ``!``, ``?`` or ``;`` and a space), and text between two requests' values stays with the earlier;
+- a read belongs to the one request whose writes it feeds (through the data flow), to the prelude
+  when it feeds several or says only the prelude's values;
+- the answer is cut where each request's part names that request's own values and no other's: the
+  separator and the final mark found there (``"; "`` and ``"."``) are how the agent joins answers.
+
+A split that any of these leaves unclear is no split: the run is learned whole, as before.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ._lifting import _check_run, _Lifter, _lift_values
+from ._spec import Param, Ref
+from ._trajectory import Outcome, Trajectory
+from ._values import walk_exprs
+
+__all__ = ["Joiner", "Split", "pieces", "segment", "split_run"]
+
+_CUT = re.compile(r"(?<=[.!?;])[\"')\]]*[ \t]+|\n\s*")
+_MAX_READINGS = 4096  # ways of placing the writes in the message considered
+
+
+def pieces(text: str) -> list[tuple[int, int]]:
+    """The sentence-like pieces of ``text`` as ``(start, end)``: cut after ``.``, ``!``, ``?`` or ``;`` and
+    a space, and at line breaks; the space stays with the piece before."""
+    cuts = [m.end() for m in _CUT.finditer(text) if 0 < m.end() < len(text)]
+    bounds = [0, *cuts, len(text)]
+    return [(a, b) for a, b in itertools.pairwise(bounds) if text[a:b].strip()]
+
+
+@dataclass(frozen=True, slots=True)
+class Joiner:
+    """How the agent joins the answers of several requests: each answer without the final mark
+    ``end``, separated by ``sep``, then ``end`` once (``"I cancelled #W1; I returned #W2."``).
+    ``sep`` None: the agent answered nothing (None) for such messages."""
+
+    sep: str | None
+    end: str = ""
+
+    def join(self, outputs: Sequence[Any]) -> tuple[bool, Any]:
+        """``(True, the joined answer)``, or ``(False, None)`` when these answers do not join this way."""
+        if self.sep is None:
+            return (True, None) if all(o is None for o in outputs) else (False, None)
+        if not all(isinstance(o, str) and o.endswith(self.end) for o in outputs):
+            return False, None
+        cut = len(self.end)
+        return True, self.sep.join(o[: len(o) - cut] if cut else o for o in outputs) + self.end
+
+    def to_json(self) -> dict[str, Any]:
+        return {"sep": self.sep, "end": self.end}
+
+    @classmethod
+    def from_json(cls, data: Any) -> Joiner:
+        if not isinstance(data, dict) or not isinstance(data.get("end", ""), str):
+            raise ValueError(f"not a joiner: {data!r}")
+        sep = data.get("sep")
+        if sep is not None and not isinstance(sep, str):
+            raise ValueError(f"not a joiner: {data!r}")
+        return cls(sep, data.get("end", ""))
+
+
+@dataclass(frozen=True, slots=True)
+class Split:
+    """A run of several requests as one run per request (message order).
+
+    ``fresh[i]`` is False when request ``i``'s calls came after another request wrote to a value
+    they use too: what they read may show that write, so the sub-run is not a run of its own and
+    is not learned from."""
+
+    runs: tuple[Trajectory, ...]
+    fresh: tuple[bool, ...]
+    prelude: str
+    clauses: tuple[str, ...]
+    joiner: Joiner
+
+
+def _scalars(value: Any) -> set[str]:
+    """The scalar values inside ``value`` (booleans and None aside), as canonical JSON."""
+    out: set[str] = set()
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, dict):
+            stack.extend(v.values())
+        elif isinstance(v, (list, tuple)):
+            stack.extend(v)
+        elif isinstance(v, (str, int, float)) and not isinstance(v, bool) and v != "":
+            out.add(json.dumps(v))
+    return out
+
+
+def _windows(occurs: list[list[tuple[int, int]]], n: int) -> list[tuple[int, int]]:
+    """Every run of pieces that holds an occurrence of each value and no shorter run inside it does."""
+    holds = [
+        (lo, hi) for lo in range(n) for hi in range(lo, n)
+        if all(any(lo <= a and b <= hi for a, b in occ) for occ in occurs)
+    ]
+    return [(lo, hi) for lo, hi in holds if not any((a, b) != (lo, hi) and lo <= a and b <= hi for a, b in holds)]
+
+
+def _requests(candidates: list[list[tuple[int, int]]], order: list[int]) -> list[tuple[int, int]] | str:
+    """One window per write (in ``order``, the writes' order in the run) such that two windows are the
+    same (one request) or apart, in the order the writes were made: the reading with the most
+    requests, if exactly one reading has that many."""
+    best: list[list[tuple[int, int]]] = []
+    most = 0
+    for pick in itertools.islice(itertools.product(*candidates), _MAX_READINGS):
+        spans = sorted(set(pick))
+        if any(b[0] <= a[1] for a, b in itertools.pairwise(spans)):
+            continue
+        ranks = [spans.index(w) for w in pick]
+        if any(b < a for a, b in itertools.pairwise(ranks[i] for i in order)):
+            continue
+        if len(spans) > most:
+            best, most = [list(pick)], len(spans)
+        elif len(spans) == most and list(pick) not in best:
+            best.append(list(pick))
+    if not best:
+        return "the clauses of two writes overlap"
+    if len(best) > 1:
+        return "the writes' values are said in more than one place"
+    return best[0]
+
+
+def split_run(traj: Trajectory, *, importable: bool = True, joiners: Sequence[Joiner] = ()) -> Split | str:
+    """``traj`` as one run per request, or why it is one request (or cannot be told apart).
+
+    ``joiners``: how the agent was seen to join answers before (an answer that could be cut in
+    several ways is cut the known way)."""
+    calls = traj.calls
+    is_read = [bool(traj.tools.get(c.tool) and traj.tools[c.tool].read) for c in calls]
+    writes = [i for i, r in enumerate(is_read) if not r]
+    if len(writes) < 2:
+        return "fewer than two writes"
+    problem = _check_run(traj, importable)
+    if problem is not None:
+        return problem.reason
+    parts = pieces(traj.task)
+    if len(parts) < 2:
+        return "the message is one sentence"
+    lifter = _Lifter(traj, roll=False)
+    steps, _output, _eaches, _taken = _lift_values(lifter, traj)
+
+    def piece_span(a: int, b: int) -> tuple[int, int]:
+        first = next(i for i, (s, e) in enumerate(parts) if a < e)
+        last = next(i for i, (s, e) in reversed(list(enumerate(parts))) if s < b)
+        return first, max(first, last)
+
+    occurs: dict[str, list[tuple[int, int]]] = {}
+    for (s, e), (name, value, _kind, _how) in lifter.params.items():
+        found = {(s, e)} | {(a, b) for a, b, _k, _h in lifter.spans._candidates(value)}
+        occurs.setdefault(name, []).extend(piece_span(a, b) for a, b in sorted(found))
+    params_of = [{x.name for _k, a in args for x in walk_exprs(a) if isinstance(x, Param)} for _t, args in steps]
+    refs_of = [{x.call for _k, a in args for x in walk_exprs(a) if isinstance(x, Ref)} for _t, args in steps]
+    deps: list[set[int]] = []
+    for i in range(len(calls)):
+        deps.append(set(refs_of[i]).union(*(deps[j] for j in refs_of[i] if j < i)))
+
+    # writes → requests, by the pieces that say their values
+    candidates = []
+    for w in writes:
+        said = sorted(p for p in params_of[w] if p in occurs)
+        if not said:
+            return f"call {w} ({calls[w].tool}) uses no value the message says"
+        candidates.append(_windows([occurs[p] for p in said], len(parts)))
+    picked = _requests(candidates, list(range(len(writes))))
+    if isinstance(picked, str):
+        return picked
+    windows = dict(zip(writes, picked, strict=True))
+    spans = sorted(set(picked))
+    if len(spans) < 2:
+        return "every write uses values of one clause"
+    request_of = {w: spans.index(windows[w]) for w in writes}
+    k = len(spans)
+    starts = [lo for lo, _hi in spans]
+    regions = [(starts[q], (starts[q + 1] if q + 1 < k else len(parts))) for q in range(k)]  # piece ranges
+
+    # reads → the requests they serve (a read may serve several: it is safe to make again), or the prelude
+    owners: dict[int, set[int]] = {w: {request_of[w]} for w in writes}
+    shared: set[int] = set()  # the prelude's calls: part of every request's run
+    for r in range(len(calls)):
+        if not is_read[r]:
+            continue
+        said = sorted(p for p in params_of[r] if p in occurs)
+        homes = {q for q, (lo, hi) in enumerate(regions) if said and all(any(lo <= a and b < hi for a, b in occurs[p]) for p in said)}
+        opening = bool(said) and all(any(b < starts[0] for _a, b in occurs[p]) for p in said)
+        if said and not homes and not opening:
+            return f"call {r} ({calls[r].tool}) reads values of several clauses"
+        users = {request_of[w] for w in writes if r in deps[w]}
+        fed = set().union(*(owners[j] for j in refs_of[r] if j not in shared))
+        if opening and not users or not said and not fed:
+            shared.add(r)
+        else:
+            owners[r] = users | homes | fed
+    runs_of = [[c for c in range(len(calls)) if c in shared or q in owners.get(c, ())] for q in range(k)]
+    for q, mine in enumerate(runs_of):
+        for c in mine:
+            if not refs_of[c] <= set(mine):
+                return f"call {c} ({calls[c].tool}) uses what another request's call returned"
+
+    opening_values = {v for c in shared for v in _said(calls[c].args)}
+    joined = _split_answer(traj.outcome.output, [
+        {v for c in mine if c not in shared for v in _said(calls[c].args)} - opening_values for mine in runs_of
+    ], joiners)
+    if isinstance(joined, str):
+        return joined
+    joiner, answers = joined
+
+    task = traj.task
+    prelude = task[: parts[starts[0]][0]] if starts[0] else ""
+    clauses = tuple(task[parts[lo][0] : (parts[hi][0] if hi < len(parts) else len(task))] for lo, hi in regions)
+    world = set().union(*(_scalars(c.args) | _scalars(c.result) for c, r in zip(calls, is_read, strict=True) if r))
+    runs, fresh = [], []
+    for q in range(k):
+        mine = runs_of[q]
+        used = set().union(*(_scalars(calls[c].args) for c in mine))
+        seen_write = any(
+            q not in owners[w] and w < c and _scalars(calls[w].args) & _scalars(calls[c].args) & world for w in writes for c in mine
+        )
+        fresh.append(not seen_write and bool(used))
+        runs.append(Trajectory(
+            task=(prelude + clauses[q]).strip(),
+            calls=[calls[c] for c in mine],
+            outcome=Outcome(ok=True, output=answers[q]),
+            tools={t: ref for t, ref in traj.tools.items() if any(calls[c].tool == t for c in mine)},
+        ))
+    return Split(tuple(runs), tuple(fresh), prelude, clauses, joiner)
+
+
+def _said(args: dict[str, Any]) -> set[str]:
+    """The texts of an argument's scalar values an answer may name (strings of two characters or more)."""
+    out: set[str] = set()
+    stack: list[Any] = [args]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, dict):
+            stack.extend(v.values())
+        elif isinstance(v, (list, tuple)):
+            stack.extend(v)
+        elif isinstance(v, str) and len(v.strip()) >= 2:
+            out.add(v.strip())
+        elif isinstance(v, int | float) and not isinstance(v, bool):
+            out.add(str(v))
+    return out
+
+
+def _split_answer(output: Any, own: list[set[str]], known_joiners: Sequence[Joiner] = ()) -> tuple[Joiner, list[Any]] | str:
+    """How ``output`` is the requests' answers joined: the joiner and each request's answer.
+
+    Each part names a value its request used (``own``: the values of each request's calls, the
+    prelude's aside) and no value only other requests used; the cut between two parts is the one
+    separator between them. Several ways to cut: no split, unless one is how the agent is known
+    to join answers (``known_joiners``).""" 
+    k = len(own)
+    if output is None:
+        return Joiner(None), [None] * k
+    if not isinstance(output, str):
+        return "the answer is not text"
+    ends = [output[-1], ""] if output and output[-1] in ".!?" else [""]
+    values = sorted({v for vs in own for v in vs})
+    for end in ends:
+        core = output[: len(output) - len(end)]
+        marks = sorted(  # (start, end, the requests whose value it names), each naming of a value
+            (m.start(), m.end(), frozenset(q for q in range(k) if v in own[q]))
+            for v in values for m in re.finditer(rf"(?<!\w){re.escape(v)}(?!\w)", core)
+        )
+        seps = sorted({m.group() for m in re.finditer(r"[,;:.!?]?\s+", core)})
+        ways: dict[Joiner, list[Any]] = {}
+        for sep in seps:
+            found = {tuple(cuts) for owners in _readings(marks, k) if (cuts := _cuts(core, sep, marks, owners, k))}
+            if len(found) == 1:
+                cuts = list(found.pop())
+                starts = [0, *(c + len(sep) for c in cuts)]
+                ways[Joiner(sep, end)] = [core[a:b] + end for a, b in zip(starts, [*cuts, len(core)], strict=True)]
+        known = [j for j in known_joiners if j in ways]
+        if len(known) == 1 or len(ways) == 1:
+            joiner = known[0] if known else next(iter(ways))
+            return joiner, ways[joiner]
+        if ways:
+            return f"the answer falls into one part per request in {len(ways)} ways"
+    return "the answer does not fall into one part per request"
+
+
+def _readings(marks: list[tuple[int, int, frozenset[int]]], k: int) -> list[list[int]]:
+    """Ways to give each mark one of its requests such that the requests run 0, 1, ... k-1 in order,
+    each named at least once (at most a few hundred)."""
+    out: list[list[int]] = []
+
+    def go(i: int, at: int, acc: list[int]) -> None:
+        if len(out) >= _MAX_READINGS // 16:
+            return
+        if i == len(marks):
+            if at == k - 1 and len(set(acc)) == k:
+                out.append(list(acc))
+            return
+        for q in (at, at + 1):
+            if q < k and q in marks[i][2] and (acc or q == 0):
+                go(i + 1, q, [*acc, q])
+
+    if marks:
+        go(0, 0, [])
+    return out
+
+
+def _cuts(core: str, sep: str, marks: list[tuple[int, int, frozenset[int]]], owners: list[int], k: int) -> list[int] | None:
+    """Where ``core`` is cut between requests (one ``sep`` between two requests' namings), or None."""
+    cuts = []
+    for q in range(k - 1):
+        last = max(e for (_s, e, _o), r in zip(marks, owners, strict=True) if r == q)
+        first = min(s for (s, _e, _o), r in zip(marks, owners, strict=True) if r == q + 1)
+        at = [m.start() for m in re.finditer(re.escape(sep), core[last:first])]
+        if len(at) != 1:
+            return None
+        cuts.append(last + at[0])
+    return cuts
+
+
+def segment(task: str, binds: Callable[[str], bool]) -> tuple[str, list[str]] | None:
+    """The prelude and two or more clauses of ``task`` such that prelude + each clause ``binds``
+    (a skill takes it): the shortest prelude that works, then the fewest clauses (the earliest
+    cuts first). None when no such cutting exists."""
+    parts = pieces(task)
+    n = len(parts)
+    if n < 2:
+        return None
+    memo: dict[str, bool] = {}
+
+    def ok(text: str) -> bool:
+        text = text.strip()
+        if text not in memo:
+            memo[text] = binds(text)
+        return memo[text]
+
+    for p in range(n - 1):
+        prelude = task[: parts[p][0]] if p else ""
+        best: dict[int, list[int]] = {p: []}  # piece index → the fewest cuts that reach it
+        for a in range(p, n):
+            if a not in best:
+                continue
+            for b in range(a + 1, n + 1):
+                if b in best and len(best[b]) <= len(best[a]) + 1:
+                    continue
+                end = parts[b][0] if b < n else len(task)
+                if ok(prelude + task[parts[a][0] : end]):
+                    best[b] = [*best[a], b]
+        cuts = best.get(n)
+        if cuts is not None and len(cuts) >= 2:
+            bounds = [p, *cuts]
+            return prelude, [task[parts[a][0] : (parts[b][0] if b < n else len(task))] for a, b in itertools.pairwise(bounds)]
+    return None

@@ -1,0 +1,294 @@
+"""Several requests in one message: runs split into one run per request, and messages served by
+composing the skills of their clauses (``skillforge._requests``, ``skillforge._composing``).
+
+The runs alone first (what a request is, the shared prelude, data flow across requests, reads made
+stale by another request's write, answers that do not fall apart), then a Forge on a real SQLite
+shop, shadowed by its agent alone from the same starting state.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from skillforge import Forge
+from skillforge._requests import Joiner, Split, pieces, segment, split_run
+from skillforge._trajectory import Call, Outcome, ToolRef, Trajectory
+from tests.toolsets import shop
+
+TOOLS = {
+    "find_customer": ToolRef(module="tests.toolsets.shop", qualname="find_customer", read=True, params=("email",)),
+    "get_order": ToolRef(module="tests.toolsets.shop", qualname="get_order", read=True, params=("order_id",)),
+    "cancel_order": ToolRef(module="tests.toolsets.shop", qualname="cancel_order", params=("order_id", "reason")),
+    "ship_to": ToolRef(module="tests.toolsets.shop", qualname="ship_to", params=("order_id", "address")),
+}
+ANA = {"id": "c1", "name": "Ana Ruiz"}
+
+
+def order(order_id: str, status: str = "pending", address: str = "1 Elm Street") -> dict[str, Any]:
+    return {"id": order_id, "customer": "c1", "status": status, "address": address}
+
+
+def run(task: str, calls: list[tuple[str, dict[str, Any], Any]], output: Any) -> Trajectory:
+    return Trajectory(
+        task=task, calls=[Call(tool=t, args=a, result=r) for t, a, r in calls], outcome=Outcome(ok=True, output=output), tools=TOOLS
+    )
+
+
+def two_requests() -> Trajectory:
+    return run(
+        "I'm ana@example.com. Cancel order #W11 because it was a mistake. Ship order #W12 to 5 Oak Lane.",
+        [
+            ("find_customer", {"email": "ana@example.com"}, ANA),
+            ("get_order", {"order_id": "W11"}, order("W11")),
+            ("cancel_order", {"order_id": "W11", "reason": "it was a mistake"}, {"order_id": "W11", "status": "cancelled"}),
+            ("get_order", {"order_id": "W12"}, order("W12")),
+            ("ship_to", {"order_id": "W12", "address": "5 Oak Lane"}, {"order_id": "W12", "address": "5 Oak Lane"}),
+        ],
+        "Cancelled order #W11. Order #W12 now ships to 5 Oak Lane.",
+    )
+
+
+# -- splitting runs --------------------------------------------------------------
+
+
+def test_pieces_cut_after_sentences_and_keep_the_space_with_the_sentence() -> None:
+    text = "I'm ana@example.com. Cancel #W11; ship #W12.\nThanks!"
+    assert [text[a:b] for a, b in pieces(text)] == ["I'm ana@example.com. ", "Cancel #W11; ", "ship #W12.\n", "Thanks!"]
+    assert pieces("jack.nguyen needs 3.5 GB") == [(0, 24)]  # no space after the dot: no cut
+
+
+def test_a_run_of_two_requests_is_a_shared_prelude_and_one_run_per_request() -> None:
+    split = split_run(two_requests())
+    assert isinstance(split, Split)
+    assert split.prelude == "I'm ana@example.com. "
+    assert split.clauses == ("Cancel order #W11 because it was a mistake. ", "Ship order #W12 to 5 Oak Lane.")
+    first, second = split.runs
+    assert first.task == "I'm ana@example.com. Cancel order #W11 because it was a mistake."
+    assert [c.tool for c in first.calls] == ["find_customer", "get_order", "cancel_order"]
+    assert second.task == "I'm ana@example.com. Ship order #W12 to 5 Oak Lane."
+    assert [c.tool for c in second.calls] == ["find_customer", "get_order", "ship_to"]  # the prelude's call in both
+    # the answer, cut where the agent joined its sentences: each request's own sentence
+    assert (first.outcome.output, second.outcome.output) == ("Cancelled order #W11.", "Order #W12 now ships to 5 Oak Lane.")
+    assert split.joiner == Joiner(". ", ".")
+    assert split.fresh == (True, True)
+    assert set(first.tools) == {"find_customer", "get_order", "cancel_order"}
+
+
+def test_joining_the_answers_back_gives_the_agents_answer() -> None:
+    split = split_run(two_requests())
+    assert isinstance(split, Split)
+    assert split.joiner.join([r.outcome.output for r in split.runs]) == (True, two_requests().outcome.output)
+    assert Joiner("; ", ".").join(["I cancelled #W1.", "I returned #W2."]) == (True, "I cancelled #W1; I returned #W2.")
+    assert Joiner("; ", ".").join(["I cancelled #W1.", {"not": "text"}]) == (False, None)
+    assert Joiner("; ", ".").join(["I cancelled #W1!", "I returned #W2."]) == (False, None)  # not the agent's way
+    assert Joiner(None).join([None, None]) == (True, None)
+    assert Joiner.from_json(Joiner("; ", ".").to_json()) == Joiner("; ", ".")
+    with pytest.raises(ValueError, match="not a joiner"):
+        Joiner.from_json({"sep": 3})
+
+
+def test_a_read_for_one_request_that_another_request_uses_is_in_both_runs() -> None:
+    # the second request ships to the first order's address: its write reads what get_order(W11) returned
+    traj = run(
+        "I'm ana@example.com. Cancel order #W11 because it was a mistake. Ship order #W12 to where order #W11 was going.",
+        [
+            ("find_customer", {"email": "ana@example.com"}, ANA),
+            ("get_order", {"order_id": "W11"}, order("W11", address="7 Hill Road")),
+            ("get_order", {"order_id": "W12"}, order("W12")),
+            ("cancel_order", {"order_id": "W11", "reason": "it was a mistake"}, {"order_id": "W11", "status": "cancelled"}),
+            ("ship_to", {"order_id": "W12", "address": "7 Hill Road"}, {"order_id": "W12", "address": "7 Hill Road"}),
+        ],
+        "Cancelled order #W11. Order #W12 now ships to 7 Hill Road.",
+    )
+    split = split_run(traj)
+    assert isinstance(split, Split)
+    assert [c.args for c in split.runs[1].calls if c.tool == "get_order"] == [{"order_id": "W11"}, {"order_id": "W12"}]
+    # the read of W11 came before the cancel, so it shows W11 as the second request would have seen it
+    assert split.fresh == (True, True)
+
+
+def test_a_request_whose_calls_follow_another_requests_write_to_the_same_order_is_not_learned() -> None:
+    traj = run(
+        "I'm ana@example.com. Ship order #W11 to 5 Oak Lane. Cancel order #W11 because it was a mistake.",
+        [
+            ("find_customer", {"email": "ana@example.com"}, ANA),
+            ("get_order", {"order_id": "W11"}, order("W11")),
+            ("ship_to", {"order_id": "W11", "address": "5 Oak Lane"}, {"order_id": "W11", "address": "5 Oak Lane"}),
+            ("cancel_order", {"order_id": "W11", "reason": "it was a mistake"}, {"order_id": "W11", "status": "cancelled"}),
+        ],
+        "Order #W11 now ships to 5 Oak Lane. Cancelled order #W11.",
+    )
+    split = split_run(traj)
+    assert isinstance(split, Split)
+    # the cancel's view of order W11 is the read made before the address changed: not a run of its own
+    assert split.fresh == (True, False)
+
+
+def test_a_write_that_uses_another_requests_write_keeps_the_run_whole() -> None:
+    traj = run(
+        "I'm ana@example.com. Cancel order #W11 because it was a mistake. Ship order #W12 to 5 Oak Lane.",
+        [
+            ("find_customer", {"email": "ana@example.com"}, ANA),
+            ("cancel_order", {"order_id": "W11", "reason": "it was a mistake"}, {"order_id": "W11", "note": "n-77"}),
+            ("ship_to", {"order_id": "W12", "address": "5 Oak Lane n-77"}, {"order_id": "W12"}),
+        ],
+        "Cancelled order #W11. Order #W12 now ships to 5 Oak Lane.",
+    )
+    assert "uses what another request's call returned" in str(split_run(traj))
+
+
+@pytest.mark.parametrize(
+    ("task", "output", "why"),
+    [
+        # one sentence: the text gives no place to cut
+        ("I'm ana@example.com and please cancel order #W11 because it was a mistake and ship order #W12 to 5 Oak Lane",
+         "Cancelled order #W11. Order #W12 now ships to 5 Oak Lane.", "one sentence"),
+        # the answer names neither order: no telling which part answers which request
+        ("I'm ana@example.com. Cancel order #W11 because it was a mistake. Ship order #W12 to 5 Oak Lane.",
+         "Done, both of them.", "does not fall into one part per request"),
+        # the answer names them out of the message's order
+        ("I'm ana@example.com. Cancel order #W11 because it was a mistake. Ship order #W12 to 5 Oak Lane.",
+         "Order #W12 now ships to 5 Oak Lane. Cancelled order #W11.", "does not fall into one part per request"),
+    ],
+)
+def test_runs_that_cannot_be_cut_into_requests_stay_whole(task: str, output: str, why: str) -> None:
+    traj = two_requests().model_copy(update={"task": task, "outcome": Outcome(ok=True, output=output)})
+    assert why in str(split_run(traj))
+
+
+def test_one_request_with_two_writes_is_one_request() -> None:
+    traj = run(
+        "I'm ana@example.com. Move order #W11 to 5 Oak Lane and cancel it because we moved house.",
+        [
+            ("find_customer", {"email": "ana@example.com"}, ANA),
+            ("ship_to", {"order_id": "W11", "address": "5 Oak Lane"}, {}),
+            ("cancel_order", {"order_id": "W11", "reason": "I moved"}, {}),
+        ],
+        "Done.",
+    )
+    assert split_run(traj) == "every write uses values of one clause"
+    assert split_run(run("I'm ana@example.com. Cancel order #W11 because x.", two_requests().model_dump()["calls"][:0], None)) == (
+        "fewer than two writes"
+    )
+
+
+def test_segment_finds_the_shortest_prelude_and_the_fewest_clauses() -> None:
+    known = {"I'm ana@example.com. Cancel order #W11.", "I'm ana@example.com. Ship order #W12 to 5 Oak Lane."}
+    binds = known.__contains__
+    assert segment("I'm ana@example.com. Cancel order #W11. Ship order #W12 to 5 Oak Lane.", binds) == (
+        "I'm ana@example.com. ", ["Cancel order #W11. ", "Ship order #W12 to 5 Oak Lane."],
+    )
+    # a sentence no clause of any skill takes: no cutting
+    assert segment("I'm ana@example.com. Cancel order #W11. Call me tomorrow.", binds) is None
+    assert segment("I'm ana@example.com. Cancel order #W11.", binds) is None  # one request: not a composition
+
+
+# -- composing, on a real shop ---------------------------------------------------
+
+
+@pytest.fixture
+def world(tmp_path: Path) -> Any:
+    shop.make_world(tmp_path / "shop.sqlite3")
+    forge = Forge(skills_dir=tmp_path / "skills", state_dir=tmp_path / "state", agent=shop.agent)
+    for f in shop.TOOLS:
+        shop.TOOLBOX[f.__name__] = forge.tool(read=f.__name__ in shop.READS)(f)
+    yield forge, tmp_path
+    shop.TOOLBOX.clear()
+
+
+def shadowed(forge: Forge, tmp: Path, task: str) -> tuple[Any, Any]:
+    """``task`` through ``forge.solve()`` and, from the same starting state, through the agent alone:
+    the result, and whether the two left the same orders and gave the same answer."""
+    main = shop.DB["path"]
+    shutil.copyfile(main, tmp / "alone.sqlite3")
+    result = forge.solve(task)
+    after = shop.snapshot()
+    shop.DB["path"] = tmp / "alone.sqlite3"
+    saved = dict(shop.TOOLBOX)
+    shop.TOOLBOX.update({f.__name__: f for f in shop.TOOLS})  # the plain tools: nothing recorded
+    try:
+        alone = shop.agent(task)
+        same = after == shop.snapshot() and alone == result.output
+    finally:
+        shop.TOOLBOX.update(saved)
+        shop.DB["path"] = main
+    return result, same
+
+
+FIRST = "I'm ana@example.com. Cancel order #W11 because it was a mistake. Ship order #W12 to 5 Oak Lane."
+SECOND = "I'm bo@example.com. Cancel order #W21 because we moved house. Ship order #W22 to 7 Pine Road."
+
+
+def test_a_message_of_two_requests_seen_before_is_served_by_composing_their_skills(world: Any) -> None:
+    forge, tmp = world
+    first, same = shadowed(forge, tmp, FIRST)
+    assert first.source == "agent" and same
+    assert first.learned is not None and len(first.learned.split(", ")) == 2  # one skill per request
+    assert len([p for p in (tmp / "skills").glob("*.py") if p.stem != "__init__"]) == 2
+    # another customer: learned from one run, the skills knew one customer; the agent's run widens them
+    second, same = shadowed(forge, tmp, SECOND)
+    assert second.source == "skill+agent" and "customer['id']" in (second.handover or "") and same
+    assert len([p for p in (tmp / "skills").glob("*.py") if p.stem != "__init__"]) == 2
+    # then served by the two skills in message order: each makes its own reads, the answers joined as the agent joins them
+    result, same = shadowed(forge, tmp, "I'm bo@example.com. Cancel order #W23 because we moved house. Ship order #W24 to 2 Mill Way.")
+    assert result.source == "skill" and result.llm_calls == 0 and same, result.handover
+    assert result.output == "Cancelled order #W23. Order #W24 now ships to 2 Mill Way."
+    assert [c for c, _s in result.clauses] == ["Cancel order #W23 because we moved house. ", "Ship order #W24 to 2 Mill Way."]
+    assert [c.tool for c in result.calls] == ["find_customer", "get_order", "cancel_order", "find_customer", "get_order", "ship_to"]
+    # the other way round: each clause by its skill, in the message's order
+    reverse, same = shadowed(forge, tmp, "I'm ana@example.com. Ship order #W14 to 3 Bay Road. Cancel order #W15 because it is too late.")
+    assert reverse.source == "skill" and same
+    assert [s for _c, s in reverse.clauses] == [s for _c, s in reversed(result.clauses)]
+    # the run log says which skill served which clause
+    assert forge.runlog is not None
+    forge.runlog.flush()
+    with sqlite3.connect(tmp / "state" / "runs.sqlite3") as db:
+        logged = db.execute("SELECT task, position, clause, skill FROM clauses ORDER BY at, position").fetchall()
+    assert [row for row in logged if row[0] == result.task] == [
+        (result.task, 0, result.clauses[0][0], result.clauses[0][1]), (result.task, 1, result.clauses[1][0], result.clauses[1][1]),
+    ]
+    assert [row[1:] for row in logged if row[0] == SECOND] == [(0, second.clauses[0][0], second.clauses[0][1])]  # where it stopped
+
+
+def test_a_handover_in_the_second_request_after_the_first_wrote_repeats_no_write(world: Any) -> None:
+    forge, tmp = world
+    forge.solve(FIRST)
+    forge.solve(SECOND)
+    # order W13 has shipped: the shipping skill's guard stops it after the cancel was made
+    result, same = shadowed(forge, tmp, "I'm ana@example.com. Cancel order #W16 because it was a mistake. Ship order #W13 to 5 Oak Lane.")
+    assert result.source == "skill+agent" and same
+    assert "clause 2 of 2" in (result.handover or "") and "status" in (result.handover or "")
+    assert result.output == "Cancelled order #W16. Order #W13 is shipped; I changed nothing."
+    assert [t.tool for t in result.calls].count("cancel_order") == 1  # the agent took the cancel from the transcript
+    assert "cancel" in result.clauses[0][1] and "ship" in result.clauses[1][1] and len(result.clauses) == 2
+
+
+def test_a_message_with_a_clause_no_skill_takes_goes_to_the_agent(world: Any) -> None:
+    forge, tmp = world
+    forge.solve(FIRST)
+    forge.solve(SECOND)
+    for task in (
+        "I'm bo@example.com. Cancel order #W21 because we moved house. Also call me tomorrow.",
+        "I'm bo@example.com. Cancel order #W21 because we moved house. Don't ship order #W22 to 7 Pine Road.",  # a negation
+    ):
+        result, same = shadowed(forge, tmp, task)
+        assert result.source == "agent" and result.clauses == () and same
+
+
+def test_no_message_is_composed_before_a_run_showed_how_the_agent_joins_answers(world: Any) -> None:
+    forge, tmp = world
+    forge.solve("I'm ana@example.com. Cancel order #W11 because it was a mistake.")
+    forge.solve("I'm ana@example.com. Ship order #W12 to 5 Oak Lane.")
+    assert forge.joiner() is None
+    result, same = shadowed(forge, tmp, "I'm bo@example.com. Cancel order #W21 because we moved house. Ship order #W22 to 7 Pine Road.")
+    assert result.source == "agent" and same
+    assert forge.joiner() == Joiner(". ", ".")
+    (tmp / "state" / "compose.json").write_text("{not json")  # derived state, broken: compositions wait, nothing fails
+    assert forge.joiner() is None
+    result, same = shadowed(forge, tmp, "I'm bo@example.com. Cancel order #W23 because we moved house. Ship order #W22 to 9 Bay Road.")
+    assert result.source == "agent" and same

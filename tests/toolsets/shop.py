@@ -1,0 +1,123 @@
+"""A small shop on SQLite, and an agent that serves messages of one or several requests.
+
+A message opens with who writes ("I'm ana@example.com.") and then asks, one sentence per request,
+to cancel an order ("Cancel order #W11 because it was a mistake.") or to ship one elsewhere ("Ship
+order #W22 to 5 Oak Lane."). The agent finds the customer, reads each order, and acts only on a
+pending order of that customer; it answers one sentence per request, joined by a space. Given
+``transcript=``, it takes calls already made from it and never repeats a write.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+DB: dict[str, Path] = {}
+TOOLBOX: dict[str, Any] = {}  # name → the callable the agent uses (a Forge's recording wrapper)
+
+
+def make_world(path: Path) -> Path:
+    """A fresh shop at ``path``: two customers and their orders."""
+    path.unlink(missing_ok=True)
+    with sqlite3.connect(path) as db:
+        db.executescript("""
+            CREATE TABLE customers (id TEXT PRIMARY KEY, email TEXT UNIQUE, name TEXT);
+            CREATE TABLE orders (id TEXT PRIMARY KEY, customer TEXT, status TEXT, address TEXT, reason TEXT);
+            INSERT INTO customers VALUES ('c1', 'ana@example.com', 'Ana Ruiz'), ('c2', 'bo@example.com', 'Bo Chen');
+            INSERT INTO orders VALUES
+              ('W11', 'c1', 'pending', '1 Elm Street', NULL), ('W12', 'c1', 'pending', '1 Elm Street', NULL),
+              ('W13', 'c1', 'shipped', '1 Elm Street', NULL), ('W14', 'c1', 'pending', '1 Elm Street', NULL),
+              ('W15', 'c1', 'pending', '1 Elm Street', NULL), ('W16', 'c1', 'pending', '1 Elm Street', NULL),
+              ('W21', 'c2', 'pending', '9 Bay Road', NULL), ('W22', 'c2', 'pending', '9 Bay Road', NULL),
+              ('W23', 'c2', 'pending', '9 Bay Road', NULL), ('W24', 'c2', 'pending', '9 Bay Road', NULL);
+        """)
+    DB["path"] = path
+    return path
+
+
+def _db() -> sqlite3.Connection:
+    db = sqlite3.connect(DB["path"])
+    db.row_factory = sqlite3.Row
+    return db
+
+
+def find_customer(email: str) -> dict:
+    """The customer with this email: id and name."""
+    with _db() as db:
+        row = db.execute("SELECT id, name FROM customers WHERE email = ?", (email,)).fetchone()
+    if row is None:
+        raise LookupError(f"no customer with email {email}")
+    return dict(row)
+
+
+def get_order(order_id: str) -> dict:
+    """An order: id, customer, status and address."""
+    with _db() as db:
+        row = db.execute("SELECT id, customer, status, address FROM orders WHERE id = ?", (order_id,)).fetchone()
+    if row is None:
+        raise LookupError(f"no order {order_id}")
+    return dict(row)
+
+
+def cancel_order(order_id: str, reason: str) -> dict:
+    """Cancel a pending order, saying why."""
+    with _db() as db:
+        db.execute("UPDATE orders SET status = 'cancelled', reason = ? WHERE id = ?", (reason, order_id))
+    return {"order_id": order_id, "status": "cancelled"}
+
+
+def ship_to(order_id: str, address: str) -> dict:
+    """Change where a pending order is shipped."""
+    with _db() as db:
+        db.execute("UPDATE orders SET address = ? WHERE id = ?", (address, order_id))
+    return {"order_id": order_id, "address": address}
+
+
+TOOLS = (find_customer, get_order, cancel_order, ship_to)
+READS = frozenset({"find_customer", "get_order"})
+
+
+def snapshot() -> list[tuple[Any, ...]]:
+    with _db() as db:
+        return [tuple(r) for r in db.execute("SELECT * FROM orders ORDER BY id")]
+
+
+_WHO = re.compile(r"I'm (\S+@\S+)\.(?:\s|$)")
+_CANCEL = re.compile(r"Cancel order #(\w+) because (.+?)\.(?:\s|$)")
+_SHIP = re.compile(r"Ship order #(\w+) to (.+?)\.(?:\s|$)")
+
+
+def agent(task: str, transcript: Sequence[Any] | None = None) -> str:
+    """Serve the message with the tools in ``TOOLBOX``, continuing from ``transcript`` if given."""
+    pending = [(c.tool, c.args, c.result) for c in transcript or () if c.error is None]
+
+    def call(tool: str, **args: Any) -> Any:
+        for i, (t, a, r) in enumerate(pending):
+            if t == tool and a == args:
+                del pending[i]
+                return r
+        return TOOLBOX[tool](**args)
+
+    who = _WHO.search(task)
+    if who is None:
+        return "Who are you? Please give your email."
+    customer = call("find_customer", email=who[1])
+    asks = sorted([(m.start(), "cancel", m[1], m[2]) for m in _CANCEL.finditer(task)]
+                  + [(m.start(), "ship", m[1], m[2]) for m in _SHIP.finditer(task)])
+    answers = []
+    for _at, kind, order_id, what in asks:
+        order = call("get_order", order_id=order_id)
+        if order["customer"] != customer["id"]:
+            answers.append(f"Order #{order_id} is not yours.")
+        elif order["status"] != "pending":
+            answers.append(f"Order #{order_id} is {order['status']}; I changed nothing.")
+        elif kind == "cancel":
+            call("cancel_order", order_id=order_id, reason=what)
+            answers.append(f"Cancelled order #{order_id}.")
+        else:
+            call("ship_to", order_id=order_id, address=what)
+            answers.append(f"Order #{order_id} now ships to {what}.")
+    return " ".join(answers) if answers else "How can I help?"
