@@ -73,6 +73,10 @@ def _cells(v: list[float], mean: bool) -> list[str]:
             f"{f(v[10])}/{f(v[11])}/{f(v[12])}", f"{v[13]:.1f}"]
 
 
+def _pct(outcomes: list[Any]) -> str:
+    return f"{100 * sum(o.source == 'skill' for o in outcomes) / len(outcomes):.0f}%" if outcomes else "n/a"
+
+
 def render(reports: list[SeedReport], tasks: dict[str, TauTask], seconds: float) -> str:
     """The report as text: a row per seed and the mean, then where skills stopped and what they never served."""
     first = reports[0]
@@ -109,6 +113,17 @@ def render(reports: list[SeedReport], tasks: dict[str, TauTask], seconds: float)
     missed = Counter(o.source for r in reports for o in r.phase("serve") if o.ceiling and o.source != "skill")
     out.append(f"  within the ceiling but not served by a skill: {sum(missed.values())} "
                f"({missed['agent']} by the agent, {missed['skill+agent']} handed over)")
+    multi = [o for r in reports for o in r.phase("serve") if o.writes > 1]
+    seen = [o for o in multi if o.kinds_seen]
+    composed = Counter(o.clauses for o in multi if o.source == "skill" and o.clauses)
+    whole = sum(1 for o in multi if o.source == "skill" and not o.clauses)
+    out += ["", "messages of several requests (serve phase, all seeds):",
+            f"  {len(multi)} tasks; {len(seen)} whose every request kind was seen earlier, of which "
+            f"{sum(o.source == 'skill' for o in seen)} served by skills ({_pct(seen)}); "
+            f"handed over {sum(o.source == 'skill+agent' for o in seen)}, by the agent {sum(o.source == 'agent' for o in seen)}",
+            f"  served by composing skills: {sum(composed.values())} "
+            f"({', '.join(f'{n} by {k}' for k, n in sorted(composed.items()))}); by one skill for the whole message: {whole}; "
+            f"wrong end states among them: {sum(o.wrong for o in multi if o.source != 'agent')}"]
     handovers = sum((r.handovers() for r in reports), Counter())
     if handovers:
         out += ["", "why skills handed over (serve phase, all seeds, most common first):"]

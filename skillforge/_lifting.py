@@ -23,6 +23,7 @@ import keyword
 import re
 from collections import deque
 from dataclasses import dataclass
+from collections.abc import Iterable
 from typing import Any
 
 from ._guards import derive_guards
@@ -30,7 +31,7 @@ from ._lists import Listing, each_guards, mentions
 from ._records import fold, map_blocks, record_template
 from ._runchecks import coincidences, element_ref, positional_pins, quoted_item, tied_constant, unexplained_number
 from ._selecting import Selecting, _dig, _singular
-from ._spans import TOKEN_END, TOKEN_START, TaskSpans
+from ._spans import TOKEN_END, TOKEN_START, TaskSpans, pieces
 from ._spec import Const, DictOf, Each, Expr, Fmt, Guard, Join, Len, ListOf, Neg, Param, Ref, Select, SkillSpec, Step, Update
 from ._template import CHOICE, LIST, PHRASING, SLOT_PATTERNS, Slot, TaskTemplate, _said, parse_mapping, shape_of, union_shape
 from ._trajectory import Trajectory, canonical_json
@@ -66,14 +67,21 @@ def _ident(text: str, fallback: str) -> str:
     return name
 
 
-def skill_name(template: str) -> str:
-    """A readable function name from a template's literal words.
+def skill_name(template: str, focus: Iterable[str] = ()) -> str:
+    """A readable function name from a template's literal words: those of the sentence that says the
+    first of the ``focus`` slots (what the skill's first write uses), else of the whole template.
 
     >>> skill_name("Refund order #{order_id}")
     'refund_order'
     >>> skill_name("What is the status of order {order_id}?")
     'what_status_order'
+    >>> skill_name("I'm {email}. You are {persona}. Cancel order #{order_id} because {reason}.", ["order_id"])
+    'cancel_order_because'
     """
+    marks = [m.start() for name in focus if (m := re.search(r"(?<!\{)\{" + re.escape(name) + r"\}", template))]
+    if marks:
+        at = min(marks)
+        template = next(template[a:b] for a, b in pieces(template) if a <= at < b)
     literal = re.sub(r"\{[^{}]*\}", " ", template.replace("{{", " ").replace("}}", " "))
     words = [w.lower() for w in re.findall(r"[A-Za-z]+", literal)]
     kept = [w for w in words if w not in _STOP_WORDS] or words
@@ -814,7 +822,9 @@ def lift(
         )
         for i, (t, a) in enumerate(raw_steps)
     )
-    name = name or skill_name(template.text)
+    writes = [a for t, a in raw_steps if not traj.tools[t].read] or [a for _t, a in raw_steps]
+    said = [x.name for _k, e in (writes[0] if writes else ()) for x in walk_exprs(e) if isinstance(x, Param)]
+    name = name or skill_name(template.text, said)
     if name in traj.tools or name in {r.qualname for r in traj.tools.values()}:
         name = f"{name}_skill"  # a skill must not shadow the tool it calls
     return SkillSpec(

@@ -31,22 +31,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from ._lifting import _check_run, _Lifter, _lift_values
+from ._spans import pieces
 from ._spec import Param, Ref
 from ._trajectory import Outcome, Trajectory
 from ._values import walk_exprs
 
 __all__ = ["Joiner", "Split", "pieces", "segment", "split_run"]
 
-_CUT = re.compile(r"(?<=[.!?;])[\"')\]]*[ \t]+|\n\s*")
 _MAX_READINGS = 4096  # ways of placing the writes in the message considered
-
-
-def pieces(text: str) -> list[tuple[int, int]]:
-    """The sentence-like pieces of ``text`` as ``(start, end)``: cut after ``.``, ``!``, ``?`` or ``;`` and
-    a space, and at line breaks; the space stays with the piece before."""
-    cuts = [m.end() for m in _CUT.finditer(text) if 0 < m.end() < len(text)]
-    bounds = [0, *cuts, len(text)]
-    return [(a, b) for a, b in itertools.pairwise(bounds) if text[a:b].strip()]
 
 
 @dataclass(frozen=True, slots=True)

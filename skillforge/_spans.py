@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 from typing import Any
 
 from ._template import DATE_PATTERN, SLOT_PATTERNS, parse_date, parse_mapping, parse_number, slot_kind
 
-__all__ = ["TOKEN_END", "TOKEN_START", "TaskSpans"]
+__all__ = ["TOKEN_END", "TOKEN_START", "TaskSpans", "pieces"]
 
 _ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 # a whole token of the task: not part of "gina.rossi", "INC-4820" or "a@b.io" (a sentence's full stop may follow)
@@ -98,3 +99,14 @@ class TaskSpans:
                 else:
                     out.append((m.start(), m.end(), "money", "number"))
         return out
+
+
+_CUT = re.compile(r"(?<=[.!?;])[\"')\]]*[ \t]+|\n\s*")
+
+
+def pieces(text: str) -> list[tuple[int, int]]:
+    """The sentence-like pieces of ``text`` as ``(start, end)``: cut after ``.``, ``!``, ``?`` or ``;`` and
+    a space, and at line breaks; the space stays with the piece before."""
+    cuts = [m.end() for m in _CUT.finditer(text) if 0 < m.end() < len(text)]
+    bounds = [0, *cuts, len(text)]
+    return [(a, b) for a, b in itertools.pairwise(bounds) if text[a:b].strip()]

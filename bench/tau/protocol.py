@@ -57,6 +57,8 @@ class Outcome:
     not_learned: str | None = None
     error: str | None = None
     agent_vs_gold: bool = False  # the agent alone's end state differs from the gold one (a harness bug)
+    clauses: int = 0  # served (or started) by composing this many skills, one per clause; 0 if not composed
+    kinds_seen: bool = False  # every gold write's kind (tool and argument keys) was seen on an earlier task of the seed
     seconds: float = 0.0
 
     @property
@@ -105,6 +107,18 @@ class SeedReport:
     def any_wrong(self) -> bool:
         return any(o.wrong for o in self.outcomes) or self.crashes > 0
 
+    def multi_request(self) -> dict[str, int]:
+        """Serve tasks of several writes: how many, how many of them had every request kind seen
+        earlier, and how those were served (by composing skills, or one skill for the whole message)."""
+        multi = [o for o in self.phase("serve") if o.writes > 1]
+        seen = [o for o in multi if o.kinds_seen]
+        return {
+            "tasks": len(multi), "kinds_seen": len(seen), "kinds_seen_served": sum(o.source == "skill" for o in seen),
+            "composed": sum(o.source == "skill" and o.clauses > 0 for o in multi),
+            "whole": sum(o.source == "skill" and o.clauses == 0 for o in multi),
+            "wrong": sum(o.wrong for o in multi if o.source != "agent"),
+        }
+
     def handovers(self, phase: str = "serve") -> Counter[str]:
         """Why skills handed over, values stripped to the guard or reason's text."""
         return Counter(_reason(o.handover) for o in self.phase(phase) if o.handover)
@@ -122,7 +136,7 @@ class SeedReport:
             "served_by_skill": serve["skill"], "handed_over": serve["skill+agent"], "by_agent": serve["agent"],
             "crashes": self.crashes, "wrong_end_states": dict(self.wrong("serve")),
             "requests_saved": self.requests_saved, "skill_files": self.skill_files, "intents": self.intents,
-            "ceiling": self.ceiling,
+            "ceiling": self.ceiling, "multi_request": self.multi_request(),
             "agent_vs_gold_mismatches": sum(o.agent_vs_gold for o in self.outcomes),
             "handovers": dict(self.handovers().most_common()), "not_learned": dict(self.not_learned().most_common()),
             "tasks": [asdict(o) | {"ceiling": o.ceiling} for o in self.outcomes],
@@ -144,7 +158,8 @@ def _reason(text: str | None) -> str:
     return (text.splitlines() or ["?"])[0][:160]
 
 
-def solve_task(forge: Forge, task: TauTask, phase: str, seen: set[Any], *, persona: bool = True) -> Outcome:
+def solve_task(forge: Forge, task: TauTask, phase: str, seen: set[Any], *, persona: bool = True,
+               kinds: set[Any] | None = None) -> Outcome:
     """Solve ``task`` through ``forge`` on a fresh database and judge its end state against the gold one.
 
     ``persona=False`` hands ``solve()`` the instruction without its persona sentence.
@@ -168,6 +183,7 @@ def solve_task(forge: Forge, task: TauTask, phase: str, seen: set[Any], *, perso
         task_id=task.id, phase=phase, source="crash", skill=None, writes=len(task.writes), wrong=bool(diff),
         diff=diff, shape_seen=shape(task) in seen, untraceable=untraceable(task, reads, text),
         agent_vs_gold=bool(tools.diff_states(alone, gold)), seconds=seconds,
+        kinds_seen=kinds is not None and all(w in kinds for w in shape(task)),
     )
     if isinstance(result, Exception):
         out.error = f"solve() raised {type(result).__name__}: {result}"
@@ -175,6 +191,7 @@ def solve_task(forge: Forge, task: TauTask, phase: str, seen: set[Any], *, perso
     out.source, out.skill, out.error = result.source, result.skill, result.error
     out.handover, out.handover_at = result.handover, result.handover_at
     out.learned, out.not_learned = result.learned, result.not_learned
+    out.clauses = len(result.clauses)
     return out
 
 
@@ -197,11 +214,13 @@ def run_seed(
         for f in tools.TOOLS:  # the agent calls the wrappers, so its calls are recorded inside solve()
             tools.TOOLBOX[f.__name__] = forge.tool(read=f.__name__ in tools.READS)(f)
         seen: set[Any] = set()
+        kinds: set[Any] = set()
         try:
             for phase, batch in (("learn", learn), ("serve", serve)):
                 for task in batch:
-                    report.outcomes.append(solve_task(forge, task, phase, seen, persona=persona))
+                    report.outcomes.append(solve_task(forge, task, phase, seen, persona=persona, kinds=kinds))
                     seen.add(shape(task))
+                    kinds.update(shape(task))
         finally:
             tools.TOOLBOX.clear()
             tools.TOOLBOX.update(saved)
