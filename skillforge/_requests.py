@@ -111,10 +111,10 @@ def _windows(occurs: list[list[tuple[int, int]]], n: int) -> list[tuple[int, int
     return [(lo, hi) for lo, hi in holds if not any((a, b) != (lo, hi) and lo <= a and b <= hi for a, b in holds)]
 
 
-def _requests(candidates: list[list[tuple[int, int]]], order: list[int]) -> list[tuple[int, int]] | str:
-    """One window per write (in ``order``, the writes' order in the run) such that two windows are the
-    same (one request) or apart, in the order the writes were made: the reading with the most
-    requests, if exactly one reading has that many."""
+def _requests(candidates: list[list[tuple[int, int]]]) -> list[tuple[int, int]] | str:
+    """One window per write (``candidates``: each write's, in the order the writes were made) such
+    that two windows are the same (one request) or apart, in the order the writes were made: the
+    reading with the most requests, if exactly one reading has that many."""
     best: list[list[tuple[int, int]]] = []
     most = 0
     for pick in itertools.islice(itertools.product(*candidates), _MAX_READINGS):
@@ -122,7 +122,7 @@ def _requests(candidates: list[list[tuple[int, int]]], order: list[int]) -> list
         if any(b[0] <= a[1] for a, b in itertools.pairwise(spans)):
             continue
         ranks = [spans.index(w) for w in pick]
-        if any(b < a for a, b in itertools.pairwise(ranks[i] for i in order)):
+        if any(b < a for a, b in itertools.pairwise(ranks)):
             continue
         if len(spans) > most:
             best, most = [list(pick)], len(spans)
@@ -176,7 +176,7 @@ def split_run(traj: Trajectory, *, importable: bool = True, joiners: Sequence[Jo
         if not said:
             return f"call {w} ({calls[w].tool}) uses no value the message says"
         candidates.append(_windows([occurs[p] for p in said], len(parts)))
-    picked = _requests(candidates, list(range(len(writes))))
+    picked = _requests(candidates)
     if isinstance(picked, str):
         return picked
     windows = dict(zip(writes, picked, strict=True))

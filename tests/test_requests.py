@@ -188,6 +188,15 @@ def test_segment_finds_the_shortest_prelude_and_the_fewest_clauses() -> None:
     assert segment("I'm ana@example.com. Cancel order #W11.", binds) is None  # one request: not a composition
 
 
+def test_a_skill_is_named_after_the_sentence_its_first_write_says() -> None:
+    from skillforge._lifting import skill_name
+
+    template = "I'm {email}. You are {persona}. Cancel order #{order_id} because {reason}."
+    assert skill_name(template, ["order_id"]) == "cancel_order_because"
+    assert skill_name(template) == "m_cancel_order_because"  # no focus: the first words of the whole template
+    assert skill_name("Refund order #{order_id}", ["order_id"]) == "refund_order"
+
+
 # -- composing, on a real shop ---------------------------------------------------
 
 
