@@ -30,6 +30,7 @@ from ._trajectory import Trajectory
 
 if TYPE_CHECKING:
     from ._index import HotIndex, Match
+    from ._library import Library
     from ._runlog import RunLog
     from ._template import TaskTemplate
 
@@ -44,6 +45,7 @@ class Composing:
     """The composing half of a ``Forge`` (a mixin)."""
 
     state_dir: Path
+    library: Library
     importable_skills: bool
     runlog: RunLog | None
 
@@ -76,18 +78,19 @@ class Composing:
             return []
 
     def _keep_joiner(self, joiner: Joiner) -> None:
-        seen = self._joiners()
-        if joiner in seen:
-            return
-        seen.append(joiner)
-        path = self.state_dir / _JOINERS
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-            tmp.write_text(json.dumps({"joiners": [j.to_json() for j in seen]}, indent=1) + "\n", encoding="utf-8")
-            tmp.replace(path)
-        except OSError as e:
-            logger.warning("could not keep how the agent joins answers in %s: %s", path, e)
+        with self.library.lock():  # one writer at a time, across threads and processes
+            seen = self._joiners()
+            if joiner in seen:
+                return
+            seen.append(joiner)
+            path = self.state_dir / _JOINERS
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+                tmp.write_text(json.dumps({"joiners": [j.to_json() for j in seen]}, indent=1) + "\n", encoding="utf-8")
+                tmp.replace(path)
+            except OSError as e:
+                logger.warning("could not keep how the agent joins answers in %s: %s", path, e)
 
     # -- learning ------------------------------------------------------------------
     def _learn_requests(self, traj: Trajectory) -> tuple[list[str], list[str]] | None:
