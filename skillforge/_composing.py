@@ -96,7 +96,11 @@ class Composing:
     def _learn_requests(self, traj: Trajectory) -> tuple[list[str], list[str]] | None:
         """Learn ``traj`` one request at a time if it holds several: the skills written, and why the
         other requests were not learned. None if it is one request (or cannot be cut into them)."""
-        split = split_run(traj, importable=self.importable_skills, joiners=self._joiners())
+        try:
+            split = split_run(traj, importable=self.importable_skills, joiners=self._joiners())
+        except Exception:  # the agent's writes are done: a bug in cutting must cost the cut, not the solve
+            logger.exception("could not cut the run of %r into requests; it is learned whole", traj.task)
+            return None
         if isinstance(split, str):
             logger.debug("learned whole: %s", split)
             return None

@@ -301,3 +301,19 @@ def test_no_message_is_composed_before_a_run_showed_how_the_agent_joins_answers(
     assert forge.joiner() is None
     result, same = shadowed(forge, tmp, "I'm bo@example.com. Cancel order #W23 because we moved house. Ship order #W22 to 9 Bay Road.")
     assert result.source == "agent" and same
+
+
+def test_a_composed_message_that_stops_after_a_write_with_an_agent_that_cannot_resume_is_left_for_a_person(world: Any) -> None:
+    forge, _tmp = world
+    forge.solve(FIRST)
+    forge.solve(SECOND)
+
+    def plain(task: str) -> str:  # takes no transcript: it would start over and repeat the cancel
+        return shop.agent(task)
+
+    forge.agent = plain
+    result = forge.solve("I'm ana@example.com. Cancel order #W16 because it was a mistake. Ship order #W13 to 5 Oak Lane.")
+    assert result.source == "skill" and not result.ok
+    assert "cannot resume" in (result.error or "") and "clause 2 of 2" in (result.handover or "")
+    assert [c.tool for c in result.calls].count("cancel_order") == 1 and len(result.clauses) == 2
+    assert ("W16", "c1", "cancelled", "1 Elm Street", "it was a mistake") in shop.snapshot()  # the first request's write stands
