@@ -34,7 +34,7 @@ from ._lifting import _check_run, _Lifter, _lift_values
 from ._spans import pieces
 from ._spec import Param, Ref
 from ._trajectory import Outcome, Trajectory
-from ._values import walk_exprs
+from ._values import _leaves, walk_exprs
 
 __all__ = ["Joiner", "Split", "pieces", "segment", "split_run"]
 
@@ -88,18 +88,8 @@ class Split:
 
 
 def _scalars(value: Any) -> set[str]:
-    """The scalar values inside ``value`` (booleans and None aside), as canonical JSON."""
-    out: set[str] = set()
-    stack = [value]
-    while stack:
-        v = stack.pop()
-        if isinstance(v, dict):
-            stack.extend(v.values())
-        elif isinstance(v, (list, tuple)):
-            stack.extend(v)
-        elif isinstance(v, (str, int, float)) and not isinstance(v, bool) and v != "":
-            out.add(json.dumps(v))
-    return out
+    """The scalar values inside ``value`` (booleans, None and empty strings aside), as canonical JSON."""
+    return {json.dumps(v) for v in _leaves(value) if type(v) in (str, int, float) and v != ""}
 
 
 def _windows(occurs: list[list[tuple[int, int]]], n: int) -> list[tuple[int, int]]:
@@ -242,19 +232,10 @@ def split_run(traj: Trajectory, *, importable: bool = True, joiners: Sequence[Jo
 
 def _said(args: dict[str, Any]) -> set[str]:
     """The texts of an argument's scalar values an answer may name (strings of two characters or more)."""
-    out: set[str] = set()
-    stack: list[Any] = [args]
-    while stack:
-        v = stack.pop()
-        if isinstance(v, dict):
-            stack.extend(v.values())
-        elif isinstance(v, (list, tuple)):
-            stack.extend(v)
-        elif isinstance(v, str) and len(v.strip()) >= 2:
-            out.add(v.strip())
-        elif isinstance(v, int | float) and not isinstance(v, bool):
-            out.add(str(v))
-    return out
+    leaves = _leaves(args)
+    return {v.strip() for v in leaves if type(v) is str and len(v.strip()) >= 2} | {
+        str(v) for v in leaves if type(v) in (int, float)
+    }
 
 
 def _split_answer(output: Any, own: list[set[str]], known_joiners: Sequence[Joiner] = ()) -> tuple[Joiner, list[Any]] | str:
