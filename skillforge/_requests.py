@@ -33,7 +33,7 @@ from typing import Any
 from ._lifting import _check_run, _Lifter, _lift_values
 from ._spans import pieces
 from ._spec import Param, Ref
-from ._trajectory import Outcome, Trajectory
+from ._trajectory import Outcome, Trajectory, canonical_json
 from ._values import _leaves, walk_exprs
 
 __all__ = ["Joiner", "Split", "pieces", "segment", "split_run"]
@@ -191,11 +191,13 @@ def split_run(traj: Trajectory, *, importable: bool = True, joiners: Sequence[Jo
             return f"call {r} ({calls[r].tool}) reads values of several clauses"
         users = {request_of[w] for w in writes if r in deps[w]}
         fed = set().union(*(owners[j] for j in refs_of[r] if j not in shared))
+        homes = {q for q in homes if any(w > r and request_of[w] == q for w in writes)} or homes  # not for a request done
         if opening and not users or not said and not fed:
             shared.add(r)
         else:
             owners[r] = users | homes | fed
-    runs_of = [[c for c in range(len(calls)) if c in shared or q in owners.get(c, ())] for q in range(k)]
+    runs_of = [_superseded([c for c in range(len(calls)) if c in shared or q in owners.get(c, ())], calls, writes, request_of, q)
+               for q in range(k)]
     for q, mine in enumerate(runs_of):
         for c in mine:
             if not refs_of[c] <= set(mine):
@@ -217,8 +219,10 @@ def split_run(traj: Trajectory, *, importable: bool = True, joiners: Sequence[Jo
     for q in range(k):
         mine = runs_of[q]
         used = set().union(*(_scalars(calls[c].args) for c in mine))
-        seen_write = any(
-            q not in owners[w] and w < c and _scalars(calls[w].args) & _scalars(calls[c].args) & world for w in writes for c in mine
+        last = max(mine)
+        seen_write = any(  # a read made before another request's write to what it read, acted on after that write
+            is_read[c] and c < w < last and q not in owners[w] and _scalars(calls[w].args) & _scalars(calls[c].args) & world
+            for w in writes for c in mine
         )
         fresh.append(not seen_write and bool(used))
         runs.append(Trajectory(
@@ -228,6 +232,19 @@ def split_run(traj: Trajectory, *, importable: bool = True, joiners: Sequence[Jo
             tools={t: ref for t, ref in traj.tools.items() if any(calls[c].tool == t for c in mine)},
         ))
     return Split(tuple(runs), tuple(fresh), prelude, clauses, joiner)
+
+
+def _superseded(mine: list[int], calls: Sequence[Any], writes: list[int], request_of: dict[int, int], q: int) -> list[int]:
+    """``mine`` with one of each read made several times (the prelude's reads, made again by each
+    request's skill when a message was composed): the last one before the request's first write,
+    which shows the world it acted on, or else the first."""
+    first = min((w for w in writes if request_of[w] == q), default=len(calls))
+    groups: dict[str, list[int]] = {}
+    for c in mine:
+        if c not in request_of:
+            groups.setdefault(canonical_json([calls[c].tool, calls[c].args]), []).append(c)
+    keep = {max(before) if (before := [c for c in group if c < first]) else group[0] for group in groups.values()}
+    return [c for c in mine if c in request_of or c in keep]
 
 
 def _said(args: dict[str, Any]) -> set[str]:

@@ -108,8 +108,9 @@ def test_a_read_for_one_request_that_another_request_uses_is_in_both_runs() -> N
     split = split_run(traj)
     assert isinstance(split, Split)
     assert [c.args for c in split.runs[1].calls if c.tool == "get_order"] == [{"order_id": "W11"}, {"order_id": "W12"}]
-    # the read of W11 came before the cancel, so it shows W11 as the second request would have seen it
-    assert split.fresh == (True, True)
+    # but that read came before the cancel of W11 and the shipping after it: the second request acted on
+    # what the cancel may have changed, so its run is not learned from
+    assert split.fresh == (True, False)
 
 
 def test_a_request_whose_calls_follow_another_requests_write_to_the_same_order_is_not_learned() -> None:
@@ -127,6 +128,27 @@ def test_a_request_whose_calls_follow_another_requests_write_to_the_same_order_i
     assert isinstance(split, Split)
     # the cancel's view of order W11 is the read made before the address changed: not a run of its own
     assert split.fresh == (True, False)
+
+
+def test_a_request_whose_reads_follow_another_requests_write_is_learned() -> None:
+    # as a composed message runs: each request's skill reads after the earlier request wrote
+    traj = run(
+        "I'm ana@example.com. Ship order #W11 to 5 Oak Lane. Cancel order #W11 because it was a mistake.",
+        [
+            ("find_customer", {"email": "ana@example.com"}, ANA),
+            ("get_order", {"order_id": "W11"}, order("W11")),
+            ("ship_to", {"order_id": "W11", "address": "5 Oak Lane"}, {"order_id": "W11", "address": "5 Oak Lane"}),
+            ("get_order", {"order_id": "W11"}, order("W11", address="5 Oak Lane")),
+            ("cancel_order", {"order_id": "W11", "reason": "it was a mistake"}, {"order_id": "W11", "status": "cancelled"}),
+        ],
+        "Order #W11 now ships to 5 Oak Lane. Cancelled order #W11.",
+    )
+    split = split_run(traj)
+    assert isinstance(split, Split)
+    # each request's run has the read made for it: the cancel's, the order as the new address left it
+    assert [c.result["address"] for c in split.runs[0].calls if c.tool == "get_order"] == ["1 Elm Street"]
+    assert [c.result["address"] for c in split.runs[1].calls if c.tool == "get_order"] == ["5 Oak Lane"]
+    assert split.fresh == (True, True)
 
 
 def test_a_write_that_uses_another_requests_write_keeps_the_run_whole() -> None:
