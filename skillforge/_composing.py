@@ -136,8 +136,9 @@ class Composing:
         outputs: list[Any] = []
         served: list[tuple[str, str]] = []
         for i, clause in enumerate(clauses):
-            attempt: Attempt | None = None
-            for match in self.find_all((prelude + clause).strip()):
+            matches = self.find_all((prelude + clause).strip())
+            attempt: Attempt | None = None if matches else Attempt("", [], "no skill takes it any more", False, {}, {})
+            for match in matches:
                 output, made, attempt = self._run_skill(match)
                 if attempt is None:
                     calls += made
@@ -150,11 +151,11 @@ class Composing:
                 at = len(calls)
                 logger.info("skill %s stopped on clause %d of %d (%s); handing over", attempt.skill, i + 1, len(clauses), attempt.reason)
                 return self._agent_run(
-                    task, start, prior=calls + attempt.calls, skill=attempt.skill,
+                    task, start, prior=calls + attempt.calls, skill=attempt.skill or None,
                     handover=f"{attempt.reason} (clause {i + 1} of {len(clauses)})", family=None,
                     captures={at + k: v for k, v in attempt.captures.items()},
                     post_captures={at + k: v for k, v in attempt.post_captures.items()},
-                    clauses=(*served, (clause, attempt.skill)),
+                    clauses=(*served, (clause, attempt.skill)) if attempt.skill else tuple(served),
                 )
         ok, output = joiner.join(outputs)
         if not ok:
