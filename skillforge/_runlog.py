@@ -167,7 +167,8 @@ class RunLog:
 
         Requests saved by a hit are estimated as the mean requests of the agent runs
         of the same skill's shape (the runs that taught or widened it), or of all agent
-        runs when the skill has none in the log.
+        runs when the skill has none in the log. A message served by composing skills is a
+        hit of each of them, and a run of several requests taught each skill it wrote.
         """
         self.flush()
         conn = self._connect()
@@ -180,11 +181,15 @@ class RunLog:
         taught: dict[str, list[tuple[int, int]]] = {}
         for r in agent_rows:
             if r[2]:
-                taught.setdefault(r[2], []).append((r[4], r[5]))
-        names = sorted({r[1] for r in rows if r[1]} | set(taught))
+                for learned in r[2].split(", "):  # the requests of one message: a skill each
+                    taught.setdefault(learned, []).append((r[4], r[5]))
+        names = sorted({n for r in rows if r[1] for n in r[1].split(" + ")} | set(taught))
         per = []
         for name in names:
-            mine = [r for r in rows if r[1] == name or (r[1] is None and r[2] == name)]
+            mine = [  # a message served by composing skills counts for each of them
+                r for r in rows
+                if r[1] is not None and name in r[1].split(" + ") or r[1] is None and name in (r[2] or "").split(", ")
+            ]
             runs = taught.get(name)
             req = sum(x for x, _ in runs) / len(runs) if runs else mean_req
             tok = sum(y for _, y in runs) / len(runs) if runs else mean_tok

@@ -284,6 +284,10 @@ def test_a_message_of_two_requests_seen_before_is_served_by_composing_their_skil
         (result.task, 0, result.clauses[0][0], result.clauses[0][1]), (result.task, 1, result.clauses[1][0], result.clauses[1][1]),
     ]
     assert [row[1:] for row in logged if row[0] == SECOND] == [(0, second.clauses[0][0], second.clauses[0][1])]  # where it stopped
+    # stats count a composed message as a hit of each skill it used, under the skills' own names
+    per_skill = {s.name: s for s in forge.stats().skills}
+    assert sorted(per_skill) == sorted({name for _c, name in result.clauses})
+    assert all(per_skill[name].hits == 2 for _c, name in result.clauses)
 
 
 def test_a_handover_in_the_second_request_after_the_first_wrote_repeats_no_write(world: Any) -> None:
