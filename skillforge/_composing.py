@@ -112,7 +112,7 @@ class Composing:
         why: list[str] = []
         for i, (run, fresh) in enumerate(zip(split.runs, split.fresh, strict=True)):
             if not fresh:
-                why.append(f"request {i + 1}: its calls came after another request wrote to what they use")
+                why.append(f"request {i + 1}: it read what another request then wrote to, and acted after that write")
                 continue
             verdict = self.learn(run)
             if isinstance(verdict, Compiled):

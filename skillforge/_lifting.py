@@ -22,8 +22,8 @@ from __future__ import annotations
 import keyword
 import re
 from collections import deque
-from dataclasses import dataclass
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from ._guards import derive_guards

@@ -13,8 +13,12 @@ Everything here is learned from the run, never from words of a dataset:
 - a write belongs to the clause that says the values it uses (its arguments' task spans); writes
   said by the same clause are one request; the text is cut only between sentences (after ``.``,
   ``!``, ``?`` or ``;`` and a space), and text between two requests' values stays with the earlier;
-- a read belongs to the one request whose writes it feeds (through the data flow), to the prelude
-  when it feeds several or says only the prelude's values;
+- a read belongs to every request that acts after it and whose writes it feeds (through the data
+  flow) or whose values it names (a read is safe to make again, so it may serve several); a read of
+  the opening's values, or of nothing the message says, that no single request needs is the
+  prelude's, part of every request's run;
+- a request that read something before another request wrote to it, and acted after that write,
+  acted on a world its reads do not show: its run is not learned from (``Split.fresh``);
 - the answer is cut where each request's part names that request's own values and no other's: the
   separator and the final mark found there (``"; "`` and ``"."``) are how the agent joins answers.
 
@@ -76,9 +80,9 @@ class Joiner:
 class Split:
     """A run of several requests as one run per request (message order).
 
-    ``fresh[i]`` is False when request ``i``'s calls came after another request wrote to a value
-    they use too: what they read may show that write, so the sub-run is not a run of its own and
-    is not learned from."""
+    ``fresh[i]`` is False when request ``i`` read something before another request wrote to it (a
+    value both calls take) and acted after that write: the sub-run is not a run of its own and is
+    not learned from."""
 
     runs: tuple[Trajectory, ...]
     fresh: tuple[bool, ...]
@@ -151,7 +155,7 @@ def split_run(traj: Trajectory, *, importable: bool = True, joiners: Sequence[Jo
 
     occurs: dict[str, list[tuple[int, int]]] = {}
     for (s, e), (name, value, _kind, _how) in lifter.params.items():
-        found = {(s, e)} | {(a, b) for a, b, _k, _h in lifter.spans._candidates(value)}
+        found = {(s, e)} | {(a, b) for a, b, _k, _h in lifter.spans.occurrences(value)}
         occurs.setdefault(name, []).extend(piece_span(a, b) for a, b in sorted(found))
     params_of = [{x.name for _k, a in args for x in walk_exprs(a) if isinstance(x, Param)} for _t, args in steps]
     refs_of = [{x.call for _k, a in args for x in walk_exprs(a) if isinstance(x, Ref)} for _t, args in steps]
@@ -218,13 +222,12 @@ def split_run(traj: Trajectory, *, importable: bool = True, joiners: Sequence[Jo
     runs, fresh = [], []
     for q in range(k):
         mine = runs_of[q]
-        used = set().union(*(_scalars(calls[c].args) for c in mine))
         last = max(mine)
         seen_write = any(  # a read made before another request's write to what it read, acted on after that write
             is_read[c] and c < w < last and q not in owners[w] and _scalars(calls[w].args) & _scalars(calls[c].args) & world
             for w in writes for c in mine
         )
-        fresh.append(not seen_write and bool(used))
+        fresh.append(not seen_write)
         runs.append(Trajectory(
             task=(prelude + clauses[q]).strip(),
             calls=[calls[c] for c in mine],
@@ -261,7 +264,7 @@ def _split_answer(output: Any, own: list[set[str]], known_joiners: Sequence[Join
     Each part names a value its request used (``own``: the values of each request's calls, the
     prelude's aside) and no value only other requests used; the cut between two parts is the one
     separator between them. Several ways to cut: no split, unless one is how the agent is known
-    to join answers (``known_joiners``).""" 
+    to join answers (``known_joiners``)."""
     k = len(own)
     if output is None:
         return Joiner(None), [None] * k

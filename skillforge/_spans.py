@@ -45,6 +45,10 @@ class TaskSpans:
                 return start, end, kind, how
         return None
 
+    def occurrences(self, value: Any) -> list[tuple[int, int, str, str | None]]:
+        """Every span of the task that says ``value``, claimed or not: ``(start, end, slot kind, transform)``."""
+        return self._candidates(value)
+
     def _candidates(self, value: Any) -> list[tuple[int, int, str, str | None]]:
         task = self.task
         out: list[tuple[int, int, str, str | None]] = []

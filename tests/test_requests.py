@@ -164,6 +164,19 @@ def test_a_write_that_uses_another_requests_write_keeps_the_run_whole() -> None:
     assert "uses what another request's call returned" in str(split_run(traj))
 
 
+def test_an_answer_cut_two_ways_is_cut_the_way_the_agent_is_known_to_join() -> None:
+    # between the two orders' names stand both ": " and "; ": either could be where the answers meet
+    traj = two_requests().model_copy(update={"outcome": Outcome(
+        ok=True, output="Cancelled order #W11 (status: cancelled); order #W12 now ships to 5 Oak Lane.",
+    )})
+    assert split_run(traj) == "the answer falls into one part per request in 2 ways"
+    split = split_run(traj, joiners=[Joiner("; ", ".")])
+    assert isinstance(split, Split) and split.joiner == Joiner("; ", ".")
+    assert [r.outcome.output for r in split.runs] == [
+        "Cancelled order #W11 (status: cancelled).", "order #W12 now ships to 5 Oak Lane.",
+    ]
+
+
 @pytest.mark.parametrize(
     ("task", "output", "why"),
     [
@@ -343,3 +356,26 @@ def test_a_composed_message_that_stops_after_a_write_with_an_agent_that_cannot_r
     assert "cannot resume" in (result.error or "") and "clause 2 of 2" in (result.handover or "")
     assert [c.tool for c in result.calls].count("cancel_order") == 1 and len(result.clauses) == 2
     assert ("W16", "c1", "cancelled", "1 Elm Street", "it was a mistake") in shop.snapshot()  # the first request's write stands
+
+
+def test_answers_that_do_not_join_as_the_agent_joins_hand_over_after_the_writes(world: Any) -> None:
+    forge, tmp = world
+    forge.solve(FIRST)
+    forge.solve(SECOND)
+    # a way of joining no skill's answer fits (each would have to end with "!")
+    (tmp / "state" / "compose.json").write_text('{"joiners": [{"sep": " ", "end": "!"}]}')
+    result, same = shadowed(forge, tmp, "I'm bo@example.com. Cancel order #W23 because we moved house. Ship order #W24 to 2 Mill Way.")
+    assert result.source == "skill+agent" and same  # the agent answered, from the transcript
+    assert "do not join" in (result.handover or "") and len(result.clauses) == 2
+    assert [c.tool for c in result.calls].count("cancel_order") == 1 and [c.tool for c in result.calls].count("ship_to") == 1
+
+
+def test_runs_that_showed_two_ways_of_joining_compose_nothing(world: Any) -> None:
+    forge, tmp = world
+    forge.solve(FIRST)
+    forge.solve(SECOND)
+    assert forge.joiner() == Joiner(". ", ".")
+    (tmp / "state" / "compose.json").write_text('{"joiners": [{"sep": ". ", "end": "."}, {"sep": " ", "end": ""}]}')
+    assert forge.joiner() is None
+    result, same = shadowed(forge, tmp, "I'm bo@example.com. Cancel order #W23 because we moved house. Ship order #W24 to 2 Mill Way.")
+    assert result.source == "agent" and result.clauses == () and same
