@@ -460,7 +460,7 @@ def _get(value: object, at: tuple) -> object:
     return value
 
 
-_REPLACEMENTS = [None, True, 0, -1, 2.5, "", "x", "order id", "../x", [], [1], {}, {"a": 1}, "int", "{", "each:"]
+_REPLACEMENTS = [None, True, -1, 2.5, "", "order id", [], {"a": 1}, "{"]
 
 
 def _mutants(meta: dict) -> list[tuple[str, dict]]:
@@ -493,18 +493,18 @@ def _served_or_reported(forge: Forge, path: Path, task: str, label: str) -> None
         assert loaded, label
 
 
-@pytest.mark.parametrize("name", ["refund_order", "send_replacement_order", "method_tool"])
+@pytest.mark.parametrize("name", ["refund_order", "method_tool"])
 def test_every_single_edit_of_skill_loads_or_is_reported_never_raises(tmp_path: Path, desk_db: Path, name: str) -> None:
-    """Every key of a real skill's SKILL deleted, every value replaced (~1,000 files)."""
+    """Every key of a real skill's SKILL deleted, every value replaced by one of another type (~700 files)."""
+    tools: list = desk.TOOLS
+    task = TASK
     if name == "method_tool":
-        from tests.toolsets.inventory import Inventory, TOOLS as INVENTORY
+        from tests.toolsets.inventory import Inventory
 
         source = (REPO / "tests" / "golden" / "method_tool" / "skill.py").read_text(encoding="utf-8")
-        name, task, tools = "reserve_skill", "reserve SKU-3 4", INVENTORY
+        name, task, tools = "reserve_skill", "reserve SKU-3 4", [Inventory.check_stock, Inventory.reserve]
     else:
         source = (REPO / "skills" / f"{name}.py").read_text(encoding="utf-8")
-        task = "Refund order #1022" if name == "refund_order" else "Order #1021 arrived broken, please send a replacement"
-        tools = desk.TOOLS
     skills = tmp_path / "one"
     skills.mkdir()
     path = skills / f"{name}.py"
@@ -518,7 +518,7 @@ def test_every_single_edit_of_skill_loads_or_is_reported_never_raises(tmp_path: 
         _served_or_reported(forge, path, task, label)
 
 
-@settings(max_examples=120, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_random_combined_edits_of_skill_never_raise(tmp_path: Path, desk_db: Path, data: st.DataObject) -> None:
     source = (REPO / "skills" / "refund_order.py").read_text(encoding="utf-8")
