@@ -24,7 +24,7 @@ import libcst as cst
 from filelock import FileLock
 
 from ._codegen import body_hash, split_header
-from ._exceptions import SkillFileError, UserError
+from ._exceptions import PolicyError, SkillFileError, UserError
 from ._skillmeta import check_meta, is_run_hash
 from ._source import decode_source, source_problem
 from ._template import PHRASING, UNUSED, Slot, TaskTemplate, bind_phrasings, shape_of
@@ -113,35 +113,35 @@ def _parse_meta(path: Path, source: str) -> dict[str, Any]:
         raise SkillFileError(str(path), f"SKILL names function {meta.get('name')!r}, which the file does not define")
     try:
         check_meta(meta)
-        _check_code(source, meta)
+        undeclared = _check_code(source, meta)
     except (ValueError, SyntaxError, RecursionError, MemoryError) as e:
         raise SkillFileError(str(path), str(e)) from e
+    if undeclared:
+        raise PolicyError(str(path), undeclared)
     return meta
 
 
-def _check_code(source: str, meta: dict[str, Any]) -> None:
-    """Raise ``ValueError`` where the code and its ``SKILL`` disagree: a tool imported or a method
-    called that ``SKILL['tools']`` does not declare (it would run unchecked, or fail to load), or a
-    function that does not take what a bound task gives it."""
+def _check_code(source: str, meta: dict[str, Any]) -> list[tuple[int, str, str]]:
+    """Where the code and its ``SKILL`` disagree: each tool imported or method called that
+    ``SKILL['tools']`` does not declare (it would run unchecked, or fail to load), as policy
+    violations; ``ValueError`` if its function does not take what a bound task gives it."""
     tree = ast.parse(source)
     declared = {(r["module"], r["qualname"]) for r in meta["tools"].values() if not r.get("method", False)}
     methods = {r["qualname"] for r in meta["tools"].values() if r.get("method", False)}
     owners = {p: o for p, o in meta.get("instances", [])}
+    undeclared: list[tuple[int, str, str]] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and node.module != RUNTIME_MODULE:
             for alias in node.names:
                 if (node.module, alias.name) not in declared:
-                    raise ValueError(
-                        f"line {node.lineno} imports {alias.name} from {node.module}, which SKILL['tools'] does not "
-                        "declare: add the tool to SKILL['tools'] (with its module, qualname and fingerprint) or remove the import"
-                    )
+                    undeclared.append((node.lineno, "import", (
+                        f"{node.module}.{alias.name} is not a tool SKILL['tools'] declares: declare it there "
+                        "(module, qualname, fingerprint) or remove the import")))
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name):
             owner = owners.get(node.func.value.id)
             if owner is not None and f"{owner}.{node.func.attr}" not in methods:
-                raise ValueError(
-                    f"line {node.lineno} calls {node.func.value.id}.{node.func.attr}(), which SKILL['tools'] does not "
-                    f"declare as a method of {owner}"
-                )
+                undeclared.append((node.lineno, "call", (
+                    f"{node.func.value.id}.{node.func.attr}() is not a method of {owner} that SKILL['tools'] declares")))
     (func,) = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == meta["name"]][:1] or [None]
     if func is None:
         raise ValueError(f"the file defines no function {meta['name']!r} at module level")
@@ -161,6 +161,7 @@ def _check_code(source: str, meta: dict[str, Any]) -> None:
         raise ValueError(f"{meta['name']}() requires {', '.join(unbound)}, which its template does not bind: add a slot or a default")
     if {x.arg for x in a.posonlyargs} & given:
         raise ValueError(f"{meta['name']}() takes its parameters by name: no positional-only parameters")
+    return undeclared
 
 
 def _slot(meta: dict[str, Any]) -> Slot:

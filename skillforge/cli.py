@@ -128,8 +128,9 @@ def check(app: str | None) -> None:
     bad = 0
     paths = library.paths()
     others = _other_python_files(library.dir, set(paths))
+    bad_others = 0
     for label, why in others:
-        bad += why is not None
+        bad_others += why is not None
         click.echo(f"FAIL {label}: {why}" if why else f"ok   {label}")
     for path in paths:
         try:
@@ -158,9 +159,10 @@ def check(app: str | None) -> None:
             click.echo(f"FAIL {path.name}: " + "; ".join(problems))
         else:
             click.echo(f"ok   {path.name} ({len(skill.runs)} run{'s' * (len(skill.runs) != 1)}{', edited' if skill.edited else ''})")
-    total = len(paths) + len(others)
-    click.echo(f"{total - bad} of {total} skill files pass")
-    if bad:
+    click.echo(f"{len(paths) - bad} of {len(paths)} skill files pass")
+    if others:
+        click.echo(f"{len(others) - bad_others} of {len(others)} other Python files in {library.dir.name}/ pass")
+    if bad or bad_others:
         raise SystemExit(1)
 
 
