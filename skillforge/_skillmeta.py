@@ -22,6 +22,8 @@ __all__ = ["RUN_HASH", "check_meta", "is_run_hash"]
 # Trajectory.hash: SHA-256 of the run's canonical JSON, lowercase hex (see _trajectory.py)
 RUN_HASH = re.compile(r"[0-9a-f]{64}")
 _DOTTED = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
+# a qualified name: a class or function defined inside a function has "<locals>" in it (in-process skills)
+_QUALNAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.(?:[A-Za-z_][A-Za-z0-9_]*|<locals>))*")
 KINDS = frozenset(SLOT_PATTERNS) | {CHOICE, IGNORED, LIST}
 TYPES = frozenset({"str", "int", "float", "dict", "list"})
 _TEXT_TRANSFORMS = frozenset({None, "lower", "upper", "title", "squash"})
@@ -56,7 +58,7 @@ def check_meta(meta: Any) -> None:
     params = _check_template(meta.get("template"), meta.get("slots"), "SKILL['template']", reserved=bool(phrasings))
     for i, p in enumerate(phrasings):
         these = _check_template(p.get("template"), p.get("slots"), f"phrasing {i + 1}", reserved=True)
-        _need(these == params, f"phrasing {i + 1} must take the parameters of the template, of the same types")
+        _need(these == params, f"every phrasing must take the parameters of the template, of the same types (phrasing {i + 1} does not)")
     instances = meta.get("instances", [])
     _need(type(instances) is list and all(type(i) in (list, tuple) and len(i) == 2 for i in instances),
           "SKILL['instances'] must be a list of [parameter, class] pairs")
@@ -64,7 +66,7 @@ def check_meta(meta: Any) -> None:
     for param, owner in instances:
         _need(_identifier(param) and not param.startswith("_") and param not in seen,
               f"instance parameter {param!r} must be a Python name of its own (not a slot's)")
-        _need(type(owner) is str and _DOTTED.fullmatch(owner) is not None, f"instance class {owner!r} must be a class's qualified name")
+        _need(type(owner) is str and _QUALNAME.fullmatch(owner) is not None, f"instance class {owner!r} must be a class's qualified name")
         seen.add(param)
     tools = meta.get("tools")
     _need(type(tools) is dict, "SKILL['tools'] must be a dict of tool name -> {'module': ..., 'qualname': ...}")
@@ -82,8 +84,8 @@ def check_meta(meta: Any) -> None:
 def _check_tool(name: Any, ref: Any) -> None:
     _need(_identifier(name), f"tool name {name!r} in SKILL['tools'] must be a Python name")
     _need(type(ref) is dict, f"SKILL['tools'][{name!r}] must be a dict")
-    for key in ("module", "qualname"):
-        _need(type(ref.get(key)) is str and _DOTTED.fullmatch(ref[key]) is not None,
+    for key, pattern in (("module", _DOTTED), ("qualname", _QUALNAME)):
+        _need(type(ref.get(key)) is str and pattern.fullmatch(ref[key]) is not None,
               f"SKILL['tools'][{name!r}][{key!r}] must be a dotted Python name")
     for key in _TOOL_BOOLS:
         _need(type(ref.get(key, False)) is bool, f"SKILL['tools'][{name!r}][{key!r}] must be True or False")
