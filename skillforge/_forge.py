@@ -195,7 +195,6 @@ class Forge(Learning, Composing):
             return
         if mtime == self._dir_mtime:
             return
-        self._dir_mtime = mtime
         current: dict[Path, tuple[int, int]] = {}
         for path in self.library.paths():
             try:
@@ -217,13 +216,24 @@ class Forge(Learning, Composing):
                 logger.warning("skipping skill file %s: %s (it will not be run)", e.path, e.reason)
                 self._problems.append(e)
                 continue
+            except Exception as e:  # a reader's bug must cost one file, never the library
+                logger.warning("skipping skill file %s: %s: %s (it will not be run)", path, type(e).__name__, e)
+                self._problems.append(SkillFileError(str(path), f"cannot be read ({type(e).__name__}: {e})"))
+                continue
             self._consider(skill)
         self._seen = current
+        self._dir_mtime = mtime  # only now: a scan that did not finish is done again at the next look
         self.cache.save()
 
     def _consider(self, skill: SkillFile) -> None:
-        """Index ``skill`` if it can run here, else record why not."""
-        why, changed = self._unusable(skill)
+        """Index ``skill`` if it can run here, else record why not (never raises: one file, one problem)."""
+        try:
+            why, changed = self._unusable(skill)
+            violations = [] if why else self._cached_policy(skill)
+        except Exception as e:
+            logger.warning("skipping skill file %s: %s: %s", skill.path, type(e).__name__, e)
+            self._problems.append(SkillFileError(str(skill.path), f"cannot be checked ({type(e).__name__}: {e})"))
+            return
         if why and changed:  # a tool the skill calls changed under it: say so loudly
             logger.warning("skill %s is not run: %s", skill.name, why)
             self._problems.append(SkillFileError(str(skill.path), why))
@@ -231,7 +241,6 @@ class Forge(Learning, Composing):
         if why:  # a skill of another app's tools: not ours to run
             logger.info("skill %s is not usable here: %s", skill.name, why)
             return
-        violations = self._cached_policy(skill)
         if violations:
             problem = PolicyError(str(skill.path), [(v.line, v.rule, v.detail) for v in violations])
             logger.warning("skipping skill file %s: %s", skill.path, problem.reason)
@@ -317,11 +326,20 @@ class Forge(Learning, Composing):
         return sorted(self._index().by_name.values(), key=lambda s: s.name)
 
     def remove(self, name: str) -> int:
-        """Delete skill ``name``: its file, and the run files no other skill names. Returns runs removed."""
+        """Delete skill ``name``: its file, and the run files no other skill names. Returns runs removed.
+
+        Only files inside ``skills/`` are deleted: ``name`` must be a skill name, and a run
+        is a hash that names a file in ``skills/runs/`` (a file whose SKILL cannot be read
+        is deleted alone: its run references are not trusted).
+        """
         with self.library.lock():
             self._sync_disk()
             path = self.library.path_for(name)
-            doomed = set(read_skill_file(path, self.cache).runs) if path.is_file() else set()
+            try:
+                doomed = set(read_skill_file(path, self.cache).runs) if path.is_file() else set()
+            except SkillFileError as e:
+                logger.info("removing %s, whose runs are not known (%s)", path, e.reason)
+                doomed = set()
             path.unlink(missing_ok=True)
             for other in self.library.paths():
                 try:
@@ -369,13 +387,22 @@ class Forge(Learning, Composing):
             return []
 
     def _function(self, skill: SkillFile) -> Callable[..., Any]:
+        """The skill's function, loaded in the sandbox; ``SandboxError`` (and the file becomes a
+        problem, no longer served) if it does not compile or load, whatever the cause."""
         if skill.func is None:
-            modules: dict[str, dict[str, Any]] = {}
-            for name, ref in skill.tools.items():
-                if not ref.method:
-                    modules.setdefault(ref.module, {})[ref.qualname] = self.registry.tools[name].wrapper
-            code = compile_skill(skill.source, str(skill.path))
-            skill.func = load_function(code, skill.name, modules, f"skills.{skill.name}")
+            try:
+                modules: dict[str, dict[str, Any]] = {}
+                for name, ref in skill.tools.items():
+                    if not ref.method:
+                        modules.setdefault(ref.module, {})[ref.qualname] = self.registry.tools[name].wrapper
+                code = compile_skill(skill.source, str(skill.path))
+                skill.func = load_function(code, skill.name, modules, f"skills.{skill.name}")
+            except Exception as e:  # RecursionError, ImportError, ...: the file's problem, not the caller's
+                reason = str(e) if isinstance(e, SandboxError) else f"{type(e).__name__}: {e}"
+                self._problems.append(SkillFileError(str(skill.path), f"does not load in the sandbox ({reason})"))
+                if self._hot is not None:
+                    self._hot.remove(skill.name)
+                raise SandboxError(reason) from e
         return skill.func
 
     # -- solving -------------------------------------------------------------------

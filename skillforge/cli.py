@@ -112,16 +112,26 @@ def stats(app: str | None) -> None:
 @cli.command()
 @app_option
 def check(app: str | None) -> None:
-    """Check every skill file: it parses, passes the sandbox policy, and reproduces its recorded runs.
+    """Check what ``import skills`` would run: every .py file in skills/, and each skill against its runs.
 
-    Exits non-zero if any file fails: run it in CI on pull requests that touch skills/.
+    A skill file must be UTF-8 with no coding declaration, of bounded size and nesting, with a
+    complete SKILL literal that declares every tool it imports and names its runs by hash; it must
+    pass the sandbox policy and reproduce each recorded run. ``__init__.py`` must be the generated
+    one; no other Python file may be there. Exits non-zero if any file fails: run it in CI on pull
+    requests that touch skills/.
     """
     from ._compile import Rejected, admit_file
     from ._library import read_skill_file
 
     forge = _load_forge(app)
+    library = forge.library
     bad = 0
-    paths = forge.library.paths()
+    paths = library.paths()
+    others = _other_python_files(library.dir, set(paths))
+    bad_others = 0
+    for label, why in others:
+        bad_others += why is not None
+        click.echo(f"FAIL {label}: {why}" if why else f"ok   {label}")
     for path in paths:
         try:
             skill = read_skill_file(path)
@@ -138,7 +148,7 @@ def check(app: str | None) -> None:
                 problems.append("it names no recorded run to prove it against")
             for run_hash in skill.runs:
                 try:
-                    verdict = admit_file(skill, forge.library.load_run(run_hash))
+                    verdict = admit_file(skill, library.load_run(run_hash))
                 except SkillforgeError as e:
                     problems.append(str(e))
                     continue
@@ -150,8 +160,34 @@ def check(app: str | None) -> None:
         else:
             click.echo(f"ok   {path.name} ({len(skill.runs)} run{'s' * (len(skill.runs) != 1)}{', edited' if skill.edited else ''})")
     click.echo(f"{len(paths) - bad} of {len(paths)} skill files pass")
-    if bad:
+    if others:
+        click.echo(f"{len(others) - bad_others} of {len(others)} other Python files in {library.dir.name}/ pass")
+    if bad or bad_others:
         raise SystemExit(1)
+
+
+def _other_python_files(skills_dir: Path, skill_paths: set[Path]) -> list[tuple[str, str | None]]:
+    """Each file in ``skills/`` that Python could import besides the skill files, and what is wrong
+    with it (None: ``__init__.py`` as generated)."""
+    import importlib.machinery
+
+    from ._library import Library
+
+    out: list[tuple[str, str | None]] = []
+    if not skills_dir.is_dir():
+        return out
+    suffixes = tuple(importlib.machinery.all_suffixes())
+    for path in sorted(skills_dir.rglob("*")):
+        rel = path.relative_to(skills_dir).as_posix()
+        if path in skill_paths or not path.name.endswith(suffixes) or "__pycache__" in path.parts:
+            continue
+        if rel == "__init__.py":
+            out.append((rel, Library(skills_dir).package_problem()))
+        elif path.parent == skills_dir and path.name.endswith(".py") and not path.name.startswith(("_", ".")):
+            continue  # a skill file: checked as one
+        else:
+            out.append((rel, "not a skill file, yet Python can import it from the skills package: remove it"))
+    return out
 
 
 @cli.command()
@@ -159,9 +195,12 @@ def check(app: str | None) -> None:
 @app_option
 @click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
 def rm(name: str, app: str | None, yes: bool) -> None:
-    """Delete skill NAME (its file, and its runs no other skill uses)."""
+    """Delete skill NAME (its file, and its runs no other skill uses); nothing outside skills/."""
     forge = _load_forge(app)
-    path = forge.library.path_for(name)
+    try:
+        path = forge.library.path_for(name)
+    except SkillforgeError as e:
+        raise click.ClickException(str(e)) from None
     if not path.is_file():
         raise click.ClickException(f"no skill {name!r} in {forge.skills_dir}")
     if not yes:
