@@ -116,7 +116,8 @@ class Learning:
         ) -> list[Violation]: ...
 
     def learn(self, traj: Trajectory, *, family: TaskTemplate | None = None) -> Compiled | Rejected:
-        """Compile, admit and write a skill from a successful run; the verdict, never an exception.
+        """Compile, admit and write a skill from a successful run; the verdict, never an exception
+        (a skills directory that cannot be written, or any failure while learning, is a ``Rejected``).
 
         ``family`` is the template of the skills the task already matched (the run
         then happened because their guards did not hold): the run is lifted against
@@ -130,6 +131,15 @@ class Learning:
         except SkillFileError as e:  # a skill that would not read back: a bug, never a failed solve()
             logger.warning("not learned, the skill would not read back: %s", e)
             return Rejected(f"the learned skill would not read back ({e}); nothing was written")
+        except OSError as e:  # a read-only or full skills/, or a file where the directory should be
+            logger.warning("not learned: could not write to %s: %s", self.library.dir, e)
+            return Rejected(
+                f"could not write to {self.library.dir} ({type(e).__name__}: {e}); make it a writable directory "
+                "with free space. Each file is written whole or not at all, so what is there is intact"
+            )
+        except Exception as e:  # the run's writes have happened: a bug here costs the learning, never the solve
+            logger.exception("not learned: learning from the run of %r failed", traj.task)
+            return Rejected(f"learning failed on an unexpected error ({type(e).__name__}: {e}); nothing more was written")
 
     def _learn(self, traj: Trajectory, family: TaskTemplate | None) -> Compiled | Rejected:
         spec = lift(traj, template=family, importable=self.importable_skills)

@@ -16,9 +16,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ._exceptions import NotSerializableError
 
-__all__ = ["Call", "Outcome", "ToolRef", "Trajectory", "canonical_json", "json_snapshot"]
+__all__ = ["MAX_INT_DIGITS", "Call", "Outcome", "ToolRef", "Trajectory", "canonical_json", "check_text", "json_snapshot"]
 
-_SCALARS = (str, bool, int, type(None))
+_SCALARS = (bool, type(None))
 
 
 def canonical_json(value: Any) -> str:
@@ -35,33 +35,83 @@ def content_hash(value: Any) -> str:
     return hashlib.sha256(canonical_json(value).encode("utf-8")).hexdigest()
 
 
+# Python converts ints of at most this many digits to text by default (``sys.int_max_str_digits``);
+# hashing a run, writing its file and reading it back in another process all convert them, so a
+# larger int cannot be recorded (whatever this process's own limit is).
+MAX_INT_DIGITS = 4300
+_MAX_INT = 10**MAX_INT_DIGITS
+_SAFE_INT_BITS = 14_000  # 2**14000 has 4,215 digits: ints of fewer bits need no digit count
+
+
 def json_snapshot(value: Any, tool: str | None, where: str) -> Any:
     """A deep copy of ``value`` if it is a JSON value, else ``NotSerializableError``.
 
     Nothing is converted: a tuple, a datetime, a set, a NaN or a dict with non-str
     keys is refused with the path to it, so a recording is never silently mangled.
+    So is what JSON text cannot carry faithfully: a str with a lone surrogate (not
+    UTF-8), an int of more than ``MAX_INT_DIGITS`` digits, a list or dict that
+    contains itself, and a value nested deeper than Python can copy.
     """
-    return _snap(value, tool, where, "")
+    try:
+        return _snap(value, tool, where, "", set())
+    except RecursionError:
+        raise NotSerializableError(tool, where, "", "value nested deeper than Python's recursion limit") from None
 
 
-def _snap(value: Any, tool: str | None, where: str, path: str) -> Any:
+def check_text(text: str, tool: str | None, where: str, path: str = "") -> None:
+    """``NotSerializableError`` unless ``text`` is UTF-8 text (no lone surrogate)."""
+    if text.isascii():
+        return
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as e:
+        bad = text[e.start]
+        raise NotSerializableError(
+            tool, where, path, f"str with a lone surrogate ({bad!r} at index {e.start}): not UTF-8 text"
+        ) from None
+
+
+def _snap(value: Any, tool: str | None, where: str, path: str, active: set[int]) -> Any:
     kind = type(value)
+    if kind is str:
+        check_text(value, tool, where, path)
+        return value
+    if kind is int:
+        if value.bit_length() > _SAFE_INT_BITS and not -_MAX_INT < value < _MAX_INT:
+            raise NotSerializableError(tool, where, path, f"number of more than {MAX_INT_DIGITS:,} digits")
+        return value
     if kind in _SCALARS:
         return value
     if kind is float:
         if not math.isfinite(value):
             raise NotSerializableError(tool, where, path, f"non-finite float ({value!r})")
         return value
-    if kind is list:
-        return [_snap(v, tool, where, f"{path}[{i}]") for i, v in enumerate(value)]
-    if kind is dict:
-        out = {}
-        for k, v in value.items():
-            if type(k) is not str:
-                raise NotSerializableError(tool, where, f"{path}[{k!r}]", f"dict key of type {type(k).__name__}")
-            out[k] = _snap(v, tool, where, f"{path}[{k!r}]")
-        return out
-    raise NotSerializableError(tool, where, path, type(value).__name__)
+    if kind is list or kind is dict:
+        key = id(value)
+        if key in active:
+            raise NotSerializableError(tool, where, path, f"{kind.__name__} that contains itself (a reference cycle)")
+        active.add(key)
+        try:
+            if kind is list:
+                return [_snap(v, tool, where, f"{path}[{i}]", active) for i, v in enumerate(value)]
+            out = {}
+            for k, v in value.items():
+                if type(k) is not str:
+                    raise NotSerializableError(tool, where, f"{path}[{_shown(k)}]", f"dict key of type {type(k).__name__}")
+                check_text(k, tool, where, f"{path}[{k!r}]")
+                out[k] = _snap(v, tool, where, f"{path}[{k!r}]", active)
+            return out
+        finally:
+            active.discard(key)
+    raise NotSerializableError(tool, where, path, kind.__name__)
+
+
+def _shown(key: Any) -> str:
+    """``repr(key)`` for a path, or its type where its repr fails."""
+    try:
+        return repr(key)
+    except Exception:
+        return f"<{type(key).__name__}>"
 
 
 class ToolRef(BaseModel):
