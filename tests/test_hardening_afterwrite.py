@@ -181,27 +181,43 @@ def test_a_message_of_two_requests_whose_skills_cannot_be_written_is_served_and_
     assert [r[0] for r in log_rows(forge)] == [task]
 
 
-def test_a_row_the_log_cannot_store_as_is_neither_fails_a_later_solve_nor_drops_its_batch(tmp_path: Path) -> None:
+def test_a_result_with_non_string_keys_neither_fails_the_later_solve_that_flushes_nor_drops_its_batch(
+    tmp_path: Path,
+) -> None:
     forge = make_forge(tmp_path)
     assert forge.runlog is not None
-    forge.runlog.batch = 4  # the fourth solve writes the batch
+    forge.runlog.batch = 3  # the third solve writes the batch
     hostile.HOSTILE["write_extra"] = {"parts": {(1, 2): "x"}}
     first = forge.solve("Close thing #1")
     assert first.ok and "dict key" in (first.not_learned or "")
-    hostile.HOSTILE["write_extra"] = {"receipt": self_referring(), "big": 10**5000, "deep": nested(5000)}
-    second = forge.solve("Close thing #2")
     hostile.HOSTILE.clear()
-    forge.solve(f"Close thing #3 {SURROGATE}")
-    fourth = forge.solve("Close thing #4")  # flushes the batch: must neither raise nor drop a row
-    assert fourth.ok and second.ok
-    rows = log_rows(forge)
-    assert [r[0] for r in rows] == ["Close thing #1", "Close thing #2", "Close thing #3 \\ud800", "Close thing #4"]
-    assert forge.stats().overall.solves == 4
+    forge.solve("Close thing #2")
+    third = forge.solve("Close thing #3")  # flushes the batch: an unrelated solve, which must not raise
+    assert third.ok and third.source == "skill"
+    assert [r[0] for r in log_rows(forge)] == ["Close thing #1", "Close thing #2", "Close thing #3"]
     with sqlite3.connect(forge.state_dir / "runs.sqlite3") as db:
-        calls = [json.loads(c) for (c,) in db.execute("SELECT calls FROM solves ORDER BY id")]
-    assert calls[0][1][2]["parts"] == {"(1, 2)": "x"}  # the key as its repr: the log is for people
-    assert calls[1][1][2]["receipt"]["again"] == "<a reference cycle>"
-    assert len(calls) == 4
+        (calls,) = db.execute("SELECT calls FROM solves WHERE task = 'Close thing #1'").fetchone()
+    assert json.loads(calls)[1][2]["parts"] == {"(1, 2)": "x"}  # the key as its repr: the log is for people
+
+
+def test_rows_json_or_sqlite_cannot_take_as_they_are_are_written_as_near_as_they_can_be(tmp_path: Path) -> None:
+    forge = make_forge(tmp_path)
+    assert forge.runlog is not None
+    forge.runlog.batch = 3
+    hostile.HOSTILE["write_extra"] = {"receipt": self_referring(), "big": 10**5000, "deep": nested(5000)}
+    cyclic = forge.solve("Close thing #1")
+    hostile.HOSTILE.clear()
+    surrogate = forge.solve(f"Close thing #2 {SURROGATE}")
+    last = forge.solve("Close thing #3")
+    assert cyclic.ok and surrogate.ok and last.ok
+    assert [r[0] for r in log_rows(forge)] == ["Close thing #1", "Close thing #2 \\ud800", "Close thing #3"]
+    assert forge.stats().overall.solves == 3
+    with sqlite3.connect(forge.state_dir / "runs.sqlite3") as db:
+        (calls,) = db.execute("SELECT calls FROM solves WHERE task = 'Close thing #1'").fetchone()
+    written = json.loads(calls)[1][2]
+    assert written["receipt"]["again"] == "<a reference cycle>"
+    assert written["big"] == "<an int of 16,610 bits>"
+    assert "nested deeper than" in json.dumps(written["deep"])
 
 
 @pytest.mark.parametrize(
@@ -258,3 +274,42 @@ def test_an_interrupt_after_a_write_propagates_and_the_solve_is_logged(tmp_path:
         forge.solve("Close thing #42")
     assert hostile.WRITES == ["42"]
     assert [(r[0], r[2]) for r in log_rows(forge)] == [("Close thing #42", 0)]
+
+
+FULL_DISK = """
+import json, resource, signal, sys
+from pathlib import Path
+from skillforge import Forge
+from tests.toolsets import hostile
+
+root = Path(sys.argv[1])
+forge = Forge(skills_dir=root / "skills", state_dir=root / "state", agent=hostile.agent)
+hostile.TOOLBOX["get_thing"] = forge.tool(read=True)(hostile.get_thing)
+hostile.TOOLBOX["close_thing"] = forge.tool(hostile.close_thing)
+forge.skills(); forge.runlog.flush(); forge.runlog._connect()  # the state files exist before the disk "fills"
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG instead of killing us
+soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+resource.setrlimit(resource.RLIMIT_FSIZE, (512, hard))  # no file may grow past 512 bytes: the disk is full
+try:
+    result = forge.solve("Close thing #42")
+finally:
+    resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+print(json.dumps({"ok": result.ok, "output": result.output, "not_learned": result.not_learned, "writes": hostile.WRITES,
+                  "rows": forge.stats().overall.solves, "files": sorted(p.name for p in (root / "skills").glob("*.py"))}))
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "fork") or not Path("/proc").exists(), reason="RLIMIT_FSIZE is a Linux limit")
+def test_a_full_disk_under_skills_costs_the_learning_not_the_solve(tmp_path: Path) -> None:
+    """A file-size limit (RLIMIT_FSIZE, in a child process) makes every write past 512 bytes fail as a full
+    disk does (EFBIG where a full disk says ENOSPC); root cannot write past it either."""
+    import subprocess
+    import sys
+
+    repo = Path(__file__).resolve().parent.parent
+    done = subprocess.run([sys.executable, "-c", FULL_DISK, str(tmp_path)], cwd=repo, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert seen["ok"] and seen["output"] == "Closed thing 42." and seen["writes"] == ["42"]
+    assert "could not write" in seen["not_learned"] and "File too large" in seen["not_learned"]
+    assert seen["rows"] == 1 and seen["files"] == []
