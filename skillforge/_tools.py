@@ -198,7 +198,9 @@ class Run:
         try:
             captured = check.capture(**named)
         except Exception as e:
-            self._unlearnable(f"tool {tool!r}: its {which} capture raised {error_text(e)}; a check that cannot be taken cannot be learned")
+            self._unlearnable(
+                f"tool {tool!r}: its {which} capture raised {error_text(e)}; a check that cannot be taken cannot be learned"
+            )
             return _FAILED
         return self._snap(captured, tool, f"{which} capture")
 
@@ -210,7 +212,9 @@ class Run:
         except NotSerializableError as e:
             self._unlearnable(e)
         except Exception as e:  # a key whose repr raises, a container changed while copied, ...
-            self._unlearnable(f"tool {tool!r}: its {where} could not be copied ({error_text(e)}); nothing is learned from this run")
+            self._unlearnable(
+                f"tool {tool!r}: its {where} could not be copied ({error_text(e)}); nothing is learned from this run"
+            )
         return value  # kept as it was; the run is marked unlearnable, never compiled
 
     def _unlearnable(self, why: NotSerializableError | str) -> None:

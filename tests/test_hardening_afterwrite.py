@@ -36,13 +36,13 @@ def _clean_world() -> Iterator[None]:
 
 
 def make_forge(tmp_path: Path, name: str = "f", *, skills_dir: Path | None = None, learn: bool = True,
-               post_guard: Check | None = None, importable: bool = True) -> Forge:
+               guard: Check | None = None, post_guard: Check | None = None, importable: bool = True) -> Forge:
     forge = Forge(
         skills_dir=skills_dir or tmp_path / f"{name}-skills", state_dir=tmp_path / f"{name}-state",
         agent=hostile.agent, learn=learn, importable_skills=importable,
     )
     hostile.TOOLBOX["get_thing"] = forge.tool(read=True)(hostile.get_thing)
-    hostile.TOOLBOX["close_thing"] = forge.tool(post_guard=post_guard)(hostile.close_thing)
+    hostile.TOOLBOX["close_thing"] = forge.tool(guard=guard, post_guard=post_guard)(hostile.close_thing)
     hostile.TOOLBOX["close_via_skill"] = forge.tool(hostile.close_via_skill)
     hostile.FORGE["forge"] = forge
     return forge
@@ -114,6 +114,7 @@ CASES: dict[str, Case] = {
     "a-lone-surrogate-in-the-task": Case(task=f"Close thing #42 {SURROGATE}", not_learned="surrogate"),
     "an-int-of-5000-digits-in-a-result": Case(hostile={"write_extra": {"receipt": 10**5000}}, not_learned="digits"),
     "non-string-dict-keys-in-a-result": Case(hostile={"write_extra": {"parts": {(1, 2): "x"}}}, not_learned="dict key"),
+    "a-pre-check-capture-that-raises": Case(hostile={"pre_check": "raise"}, not_learned="pre-check"),
     "a-post-check-capture-that-raises": Case(hostile={"post_check": "raise"}, not_learned="post-check"),
     "an-unwritable-skills-dir": Case(hostile={"skills": "unwritable"}, not_learned="could not write"),
     "the-agent-raising-after-its-write": Case(hostile={"after_write": "raise"}, error="RuntimeError", output=None),
@@ -132,7 +133,9 @@ def test_after_a_write_solve_returns_says_what_went_wrong_logs_the_solve_and_rep
     case: Case, tmp_path: Path
 ) -> None:
     how = dict(case.hostile)
-    post_guard = Check(capture=raising_capture, compare=lambda now, then: True) if how.pop("post_check", None) else None
+    failing = Check(capture=raising_capture, compare=lambda now, then: True)
+    guard = failing if how.pop("pre_check", None) else None
+    post_guard = failing if how.pop("post_check", None) else None
     skills = unwritable_skills_dir(tmp_path) if how.pop("skills", None) else None
     learn_first = how.pop("learn_first", False)
     if learn_first or how.get("after_write") in ("skill", "tool-skill"):
@@ -142,7 +145,7 @@ def test_after_a_write_solve_returns_says_what_went_wrong_logs_the_solve_and_rep
         hostile.SKILL.update(func=skill_function(teacher, learned), other="7")
         hostile.STATUS["7"] = "closed"  # the skill's guard on the thing's status stops it for thing 7
         hostile.WRITES.clear()
-    forge = teacher if learn_first else make_forge(tmp_path, skills_dir=skills, post_guard=post_guard)
+    forge = teacher if learn_first else make_forge(tmp_path, skills_dir=skills, guard=guard, post_guard=post_guard)
     hostile.HOSTILE.update(how)
 
     result = forge.solve(case.task)  # must not raise
