@@ -215,10 +215,17 @@ _SOLVES = (
 
 
 def _solve_row(at: float, r: Any) -> tuple[Any, ...]:
-    return _cells((
-        at, r.task, r.source, r.skill, r.learned, int(r.ok), r.error, r.handover, len(r._raw_calls), _calls(r),
-        r.llm_calls, r.prompt_tokens, r.completion_tokens, r.duration,
-    ))
+    """The ``solves`` row of a result; a result that cannot be made one (never expected) still has a row
+    that says so, rather than costing its batch."""
+    try:
+        return _cells((
+            at, r.task, r.source, r.skill, r.learned, int(r.ok), r.error, r.handover, len(r._raw_calls), _calls(r),
+            r.llm_calls, r.prompt_tokens, r.completion_tokens, r.duration,
+        ))
+    except Exception as e:
+        note = f"the run log could not write this solve as it is: {type(e).__name__}"
+        return _cells((at, _shown(getattr(r, "task", "")), str(getattr(r, "source", "?")), None, None, 0, note, None, 0,
+                       None, 0, 0, 0, 0.0))
 
 
 def _cells(row: tuple[Any, ...]) -> tuple[Any, ...]:
@@ -249,7 +256,7 @@ def _calls(result: Any) -> str | None:
     calls = [[t, a, res, e] for t, a, res, e in result._raw_calls]
     try:
         return json.dumps(calls, default=repr)
-    except (TypeError, ValueError, RecursionError):
+    except Exception:  # keys that are not text, a cycle, a huge int, deep nesting, a repr that raises
         return json.dumps(_loggable(calls, 0, set()))
 
 

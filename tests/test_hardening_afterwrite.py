@@ -90,6 +90,13 @@ def nested(depth: int) -> list[Any]:
     return value
 
 
+class Unprintable:
+    """A value whose repr raises."""
+
+    def __repr__(self) -> str:
+        raise RuntimeError("no repr")
+
+
 def raising_capture(**args: Any) -> Any:
     raise ConnectionError("the audit service is down")
 
@@ -206,21 +213,23 @@ def test_a_result_with_non_string_keys_neither_fails_the_later_solve_that_flushe
 def test_rows_json_or_sqlite_cannot_take_as_they_are_are_written_as_near_as_they_can_be(tmp_path: Path) -> None:
     forge = make_forge(tmp_path)
     assert forge.runlog is not None
-    forge.runlog.batch = 3
+    forge.runlog.batch = 4
     hostile.HOSTILE["write_extra"] = {"receipt": self_referring(), "big": 10**5000, "deep": nested(5000)}
     cyclic = forge.solve("Close thing #1")
+    hostile.HOSTILE["write_extra"] = {"odd": Unprintable()}
+    unprintable = forge.solve("Close thing #2")
     hostile.HOSTILE.clear()
-    surrogate = forge.solve(f"Close thing #2 {SURROGATE}")
-    last = forge.solve("Close thing #3")
-    assert cyclic.ok and surrogate.ok and last.ok
-    assert [r[0] for r in log_rows(forge)] == ["Close thing #1", "Close thing #2 \\ud800", "Close thing #3"]
-    assert forge.stats().overall.solves == 3
+    surrogate = forge.solve(f"Close thing #3 {SURROGATE}")
+    last = forge.solve("Close thing #4")
+    assert cyclic.ok and unprintable.ok and surrogate.ok and last.ok
+    assert [r[0] for r in log_rows(forge)] == ["Close thing #1", "Close thing #2", "Close thing #3 \\ud800", "Close thing #4"]
+    assert forge.stats().overall.solves == 4
     with sqlite3.connect(forge.state_dir / "runs.sqlite3") as db:
-        (calls,) = db.execute("SELECT calls FROM solves WHERE task = 'Close thing #1'").fetchone()
-    written = json.loads(calls)[1][2]
-    assert written["receipt"]["again"] == "<a reference cycle>"
-    assert written["big"] == "<an int of 16,610 bits>"
-    assert "nested deeper than" in json.dumps(written["deep"])
+        written = [json.loads(c)[1][2] for (c,) in db.execute("SELECT calls FROM solves WHERE task < 'Close thing #3'")]
+    assert written[0]["receipt"]["again"] == "<a reference cycle>"
+    assert written[0]["big"] == "<an int of 16,610 bits>"
+    assert "nested deeper than" in json.dumps(written[0]["deep"])
+    assert written[1]["odd"] == "<Unprintable>"
 
 
 @pytest.mark.parametrize(
