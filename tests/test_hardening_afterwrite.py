@@ -116,7 +116,7 @@ class Case:
 
 CASES: dict[str, Case] = {
     "a-result-that-refers-to-itself": Case(hostile={"write_extra": {"receipt": self_referring()}}, not_learned="contains itself"),
-    "a-result-nested-deeper-than-python-recurses": Case(hostile={"write_extra": {"trail": nested(100_000)}}, not_learned="nested"),
+    "a-result-nested-deeper-than-python-recurses": Case(hostile={"write_extra": {"trail": nested(3_000)}}, not_learned="nested"),
     "a-lone-surrogate-in-a-result": Case(hostile={"read_extra": {"note": f"caf{SURROGATE}"}}, not_learned="surrogate"),
     "a-lone-surrogate-in-the-task": Case(task=f"Close thing #42 {SURROGATE}", not_learned="surrogate"),
     "an-int-of-5000-digits-in-a-result": Case(hostile={"write_extra": {"receipt": 10**5000}}, not_learned="digits"),
