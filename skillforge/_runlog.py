@@ -231,9 +231,10 @@ def _solve_row(at: float, r: Any) -> tuple[Any, ...]:
 def _cells(row: tuple[Any, ...]) -> tuple[Any, ...]:
     """``row`` with each text made UTF-8 (a lone surrogate written as its escape, ``\\ud800``):
     SQLite stores UTF-8 only, and a task or an error may carry a surrogate from broken JSON."""
-    if all(type(v) is not str or v.isascii() for v in row):
-        return row
-    return tuple(_utf8(v) if type(v) is str else v for v in row)
+    for v in row:
+        if type(v) is str and not v.isascii():
+            return tuple(_utf8(v) if type(v) is str else v for v in row)
+    return row
 
 
 def _utf8(text: str) -> str:
