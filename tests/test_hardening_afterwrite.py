@@ -25,7 +25,6 @@ from skillforge import Check, Forge, InvalidTaskError, ToolDefinitionError
 from tests.toolsets import hostile, shop
 
 SURROGATE = json.loads('"\\ud800"')  # a lone surrogate, as json.loads makes from a broken "\ud800" escape
-ROOT = hasattr(os, "geteuid") and os.geteuid() == 0  # root writes into a chmod 0o500 directory anyway
 
 
 @pytest.fixture(autouse=True)
@@ -49,14 +48,19 @@ def make_forge(tmp_path: Path, name: str = "f", *, skills_dir: Path | None = Non
 
 
 def unwritable_skills_dir(tmp_path: Path) -> Path:
-    """A skills directory nothing can be written to: read-only, or (as root, whom chmod does not stop)
-    a regular file where the directory should be."""
+    """A skills directory nothing can be written to: read-only (chmod 0o500), or, where that does not
+    stop writes (root, with CAP_DAC_OVERRIDE), a regular file where the directory should be."""
     path = tmp_path / "locked-skills"
-    if ROOT:
-        path.write_text("not a directory\n")
-    else:
-        path.mkdir()
-        path.chmod(0o500)
+    path.mkdir()
+    path.chmod(0o500)
+    try:
+        (path / "probe").write_text("")
+    except PermissionError:
+        return path  # read-only for us
+    (path / "probe").unlink()
+    path.chmod(0o700)
+    path.rmdir()
+    path.write_text("not a directory\n")
     return path
 
 
