@@ -584,7 +584,7 @@ class Forge(Learning, Composing):
         """
         try:
             self._learn_run(task, run, output, result, family)
-        except Exception as e:
+        except (Exception, SkillforgeSignal) as e:
             logger.exception("learning from the run of %r failed", task)
             result.not_learned = (
                 f"learning stopped on an unexpected error ({error_text(e)}); files in {self.skills_dir} are whole "

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._codegen import render_skill, skill_meta
 from ._compile import Compiled, Rejected, admit, admit_file, prove_all
-from ._exceptions import SkillFileError
+from ._exceptions import SkillFileError, SkillforgeSignal
 from ._antiunify import generalize, ignores_data, widened
 from ._learning import named, renamed_template, same_program, spec_from_runs
 from ._library import MetaCache, SkillFile, content_key, skill_from
@@ -137,7 +137,7 @@ class Learning:
                 f"could not write to {self.library.dir} ({type(e).__name__}: {e}); make it a writable directory "
                 "with free space. Each file is written whole or not at all, so what is there is intact"
             )
-        except Exception as e:  # the run's writes have happened: a bug here costs the learning, never the solve
+        except (Exception, SkillforgeSignal) as e:  # the writes have happened: a bug costs the learning, not the solve
             logger.exception("not learned: learning from the run of %r failed", traj.task)
             return Rejected(f"learning failed on an unexpected error ({type(e).__name__}: {e}); nothing more was written")
 
