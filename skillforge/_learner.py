@@ -139,7 +139,10 @@ class Learning:
             )
         except (Exception, SkillforgeSignal) as e:  # the writes have happened: a bug costs the learning, not the solve
             logger.exception("not learned: learning from the run of %r failed", traj.task)
-            return Rejected(f"learning failed on an unexpected error ({type(e).__name__}: {e}); nothing more was written")
+            return Rejected(
+                f"learning failed on an unexpected error ({type(e).__name__}: {e}); files in {self.library.dir} are whole "
+                "(each is written atomically), but this run may be learned only in part"
+            )
 
     def _learn(self, traj: Trajectory, family: TaskTemplate | None) -> Compiled | Rejected:
         spec = lift(traj, template=family, importable=self.importable_skills)
