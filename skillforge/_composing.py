@@ -55,6 +55,7 @@ class Composing:
         def find_all(self, task: str) -> list[Match]: ...
         def learn(self, traj: Trajectory, *, family: TaskTemplate | None = None) -> Any: ...
         def _run_skill(self, match: Match) -> tuple[Any, list[Any], Attempt | None]: ...
+        def _logged(self, result: Result) -> Result: ...
         def _agent_run(self, task: str, start: float, *, prior: list[Any] | None, skill: str | None,
                        handover: str | None, family: TaskTemplate | None, captures: dict[int, Any] | None = None,
                        post_captures: dict[int, Any] | None = None, clauses: tuple[tuple[str, str], ...] = ()) -> Result: ...
@@ -78,19 +79,19 @@ class Composing:
             return []
 
     def _keep_joiner(self, joiner: Joiner) -> None:
-        with self.library.lock():  # one writer at a time, across threads and processes
-            seen = self._joiners()
-            if joiner in seen:
-                return
-            seen.append(joiner)
-            path = self.state_dir / _JOINERS
-            try:
+        path = self.state_dir / _JOINERS
+        try:
+            with self.library.lock():  # one writer at a time, across threads and processes
+                seen = self._joiners()
+                if joiner in seen:
+                    return
+                seen.append(joiner)
                 path.parent.mkdir(parents=True, exist_ok=True)
                 tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
                 tmp.write_text(json.dumps({"joiners": [j.to_json() for j in seen]}, indent=1) + "\n", encoding="utf-8")
                 tmp.replace(path)
-            except OSError as e:
-                logger.warning("could not keep how the agent joins answers in %s: %s", path, e)
+        except OSError as e:  # derived state (the lock lives in skills/): costs compositions, never the solve
+            logger.warning("could not keep how the agent joins answers in %s: %s", path, e)
 
     # -- learning ------------------------------------------------------------------
     def _learn_requests(self, traj: Trajectory) -> tuple[list[str], list[str]] | None:
@@ -136,8 +137,13 @@ class Composing:
         outputs: list[Any] = []
         served: list[tuple[str, str]] = []
         for i, clause in enumerate(clauses):
-            matches = self.find_all((prelude + clause).strip())
-            attempt: Attempt | None = None if matches else Attempt("", [], "no skill takes it any more", False, {}, {})
+            try:
+                matches = self.find_all((prelude + clause).strip())
+                missing = "no skill takes it any more"
+            except Exception as e:  # earlier clauses may have written: hand over, never raise
+                logger.exception("could not look up a skill for clause %d of %r", i + 1, task)
+                matches, missing = [], f"looking up its skill failed ({type(e).__name__}: {e})"
+            attempt: Attempt | None = None if matches else Attempt("", [], missing, False, {}, {})
             for match in matches:
                 output, made, attempt = self._run_skill(match)
                 if attempt is None:
@@ -167,7 +173,5 @@ class Composing:
             task, output, "skill", " + ".join(name for _c, name in served), duration=time.perf_counter() - start,
             clauses=tuple(served), _raw_calls=calls,
         )
-        if self.runlog is not None:
-            self.runlog.record(result)
-        return result
+        return self._logged(result)
 

@@ -28,6 +28,7 @@ from ._exceptions import (
     NoAgentError,
     SandboxError,
     SkillFileError,
+    SkillforgeSignal,
     UserError,
 )
 from ._index import HotIndex, Match, SemanticIndex
@@ -38,7 +39,7 @@ from ._template import TaskTemplate
 from ._policy import Violation, check_policy
 from ._runlog import RunLog, Stats
 from ._sandbox import compile_skill, load_function
-from ._tools import Check, Run, Tool, ToolRegistry, activate, deactivate
+from ._tools import Check, Run, Tool, ToolRegistry, activate, deactivate, error_text
 from ._result import Attempt, Result
 from ._trajectory import Call, Outcome, ToolRef, Trajectory
 
@@ -110,7 +111,7 @@ class Forge(Learning, Composing):
         self.state_dir = Path(state_dir)
         self.agent = agent
         self.learn_enabled = learn
-        self.registry = ToolRegistry()
+        self.registry = ToolRegistry(importable=importable_skills)
         self.instances: dict[str, Any] = {}
         self.semantic = SemanticIndex(self.state_dir / "chroma", url=chroma_url, embedding=embedding)
         self.runlog = RunLog(self.state_dir / "runs.sqlite3") if run_log else None
@@ -414,9 +415,16 @@ class Forge(Learning, Composing):
         Variants of a template are tried in turn while no write has happened; when a
         guard fails (or a tool raises) the agent continues from the calls made so far.
 
+        Once a tool that writes may have run, ``solve()`` returns: what went wrong after
+        that (the agent or a tool raising, a value that cannot be recorded, a skills
+        directory that cannot be written) is in ``result.error`` or ``result.not_learned``,
+        and the run log records the solve. Only ``KeyboardInterrupt`` and ``SystemExit``
+        pass through (an agent run is logged first).
+
         Raises:
             InvalidTaskError: ``task`` is not a non-empty string.
             NoAgentError: no skill binds the task and no agent is configured.
+            UserError: the agent misused skillforge before any write (e.g. a nested ``solve("")``).
         """
         start = time.perf_counter()
         _check_task(task)
@@ -434,9 +442,7 @@ class Forge(Learning, Composing):
             output, calls, attempt = self._run_skill(match)
             if attempt is None:  # the skill finished: the hot path
                 result = Result(task, output, "skill", match.skill.name, duration=time.perf_counter() - start, _raw_calls=calls)
-                if self.runlog is not None:
-                    self.runlog.record(result)
-                return result
+                return self._logged(result)
             if attempt.wrote:
                 break  # a write happened: only the agent may continue from here
         last: Attempt = attempt  # type: ignore[assignment]  # matches is non-empty
@@ -454,9 +460,10 @@ class Forge(Learning, Composing):
         if func is None:
             try:
                 func = self._function(skill)
-            except SandboxError as e:
+            except Exception as e:  # in a composed message, earlier clauses may have written: never raise
                 logger.warning("skill %s does not load in the sandbox (%s); it is skipped", skill.path, e)
-                return None, [], Attempt(skill.name, [], f"skill {skill.name} failed to load: {e}", False, {}, {})
+                why = e if isinstance(e, SandboxError) else error_text(e)
+                return None, [], Attempt(skill.name, [], f"skill {skill.name} failed to load: {why}", False, {}, {})
         kwargs = match.params
         if skill.instances:
             kwargs = dict(kwargs)
@@ -511,7 +518,7 @@ class Forge(Learning, Composing):
             )
         prior = list(prior or [])
         source = "skill+agent" if handover is not None else "agent"
-        wrote = any(not self._is_read(t) for t, _a, _r, _e in prior)  # a write that raised may have taken effect
+        wrote = self._wrote(prior)
         resumes = accepts_transcript(agent)
         if wrote and not resumes:
             return self._logged(Result(
@@ -532,26 +539,37 @@ class Forge(Learning, Composing):
         token = activate(run)
         error = None
         output = None
+
+        def result_of(error: str | None) -> Result:
+            return Result(
+                task=task, output=output, source=source, skill=skill,
+                llm_calls=run.llm_calls, prompt_tokens=run.prompt_tokens, completion_tokens=run.completion_tokens,
+                error=error, handover=handover, handover_at=len(prior) if handover is not None else None, clauses=clauses,
+                _raw_calls=(prior if not carried else []) + run.calls, duration=time.perf_counter() - start,
+            )
+
         try:
             if carried:
                 transcript = [Call.model_construct(tool=t, args=a, result=r, error=e) for t, a, r, e in carried]
                 output = agent(task, transcript=transcript)
             else:
                 output = agent(task)
-        except UserError:
-            raise
+        except UserError as e:
+            if not self._wrote(run.calls):
+                raise  # the developer's misuse, before anything was written: theirs to fix, as raised
+            error = error_text(e)
+        except SkillforgeSignal as e:  # a skill the agent (or a tool) called as a plain function stopped
+            error = f"a skill called as a plain function stopped: {error_text(e)}"
         except Exception as e:
-            error = f"{type(e).__name__}: {e}"
-            if len(run.calls) > len(carried) and run.calls[-1][3] is not None:
-                error = f"tool {run.calls[-1][0]!r} raised {run.calls[-1][3]}"
+            error = error_text(e)
+        except BaseException as e:  # KeyboardInterrupt, SystemExit: not ours to swallow; the solve is logged first
+            self._logged(result_of(f"interrupted: {error_text(e)}"))
+            raise
         finally:
             deactivate(token)
-        result = Result(
-            task=task, output=output, source=source, skill=skill,
-            llm_calls=run.llm_calls, prompt_tokens=run.prompt_tokens, completion_tokens=run.completion_tokens,
-            error=error, handover=handover, handover_at=len(prior) if handover is not None else None, clauses=clauses,
-            _raw_calls=(prior if not carried else []) + run.calls,
-        )
+        if error is not None and len(run.calls) > len(carried) and run.calls[-1][3] is not None:
+            error = f"tool {run.calls[-1][0]!r} raised {run.calls[-1][3]}"
+        result = result_of(error)
         if error is not None:
             result.not_learned = f"the run failed: {error}"
         elif not self.learn_enabled:
@@ -562,9 +580,17 @@ class Forge(Learning, Composing):
         return self._logged(result)
 
     def _logged(self, result: Result) -> Result:
+        """Record ``result`` in the run log; never raises (the log is a record, not the product)."""
         if self.runlog is not None:
-            self.runlog.record(result)
+            try:
+                self.runlog.record(result)
+            except Exception:
+                logger.exception("could not record a solve in the run log %s", self.runlog.path)
         return result
+
+    def _wrote(self, calls: list[tuple[str, dict[str, Any], Any, str | None]]) -> bool:
+        """Whether any of ``calls`` may have written (a write that raised may have taken effect)."""
+        return any(not self._is_read(t) for t, _a, _r, _e in calls)
 
     def stats(self) -> Stats:
         """What the run log says: hits, misses, handovers, model requests and tokens made and saved."""
@@ -578,6 +604,21 @@ class Forge(Learning, Composing):
 
     # -- learning ------------------------------------------------------------------
     def _learn_from(self, task: str, run: Run, output: Any, result: Result, family: TaskTemplate | None) -> None:
+        """Learn from a successful run into ``result.learned`` / ``result.not_learned``; never raises.
+
+        The run's writes have happened: a failure while hashing, lifting, generating, admitting,
+        writing or cutting it into requests costs the learning, never the solve.
+        """
+        try:
+            self._learn_run(task, run, output, result, family)
+        except (Exception, SkillforgeSignal) as e:
+            logger.exception("learning from the run of %r failed", task)
+            result.not_learned = (
+                f"learning stopped on an unexpected error ({error_text(e)}); files in {self.skills_dir} are whole "
+                "(each is written atomically), but this run may be learned only in part"
+            )
+
+    def _learn_run(self, task: str, run: Run, output: Any, result: Result, family: TaskTemplate | None) -> None:
         if run.unlearnable is not None:
             result.not_learned = str(run.unlearnable)
             return
@@ -618,8 +659,9 @@ class Forge(Learning, Composing):
         post_captures: dict[int, Any] | None = None,
     ) -> Trajectory:
         """Build the trajectory of a recorded run (tools referenced by the registry)."""
-        from ._trajectory import json_snapshot
+        from ._trajectory import check_text, json_snapshot
 
+        check_text(task, None, "the task")  # hashing and writing the run need UTF-8 text
         out = json_snapshot(output, None, "the agent's final answer")
         used = sorted({c[0] for c in calls})
         tools = {name: self._tool_ref(self.registry.tools[name]) for name in used if name in self.registry.tools}

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._codegen import render_skill, skill_meta
 from ._compile import Compiled, Rejected, admit, admit_file, prove_all
-from ._exceptions import SkillFileError
+from ._exceptions import SkillFileError, SkillforgeSignal
 from ._antiunify import generalize, ignores_data, widened
 from ._learning import named, renamed_template, same_program, spec_from_runs
 from ._library import MetaCache, SkillFile, content_key, skill_from
@@ -116,7 +116,8 @@ class Learning:
         ) -> list[Violation]: ...
 
     def learn(self, traj: Trajectory, *, family: TaskTemplate | None = None) -> Compiled | Rejected:
-        """Compile, admit and write a skill from a successful run; the verdict, never an exception.
+        """Compile, admit and write a skill from a successful run; the verdict, never an exception
+        (a skills directory that cannot be written, or any failure while learning, is a ``Rejected``).
 
         ``family`` is the template of the skills the task already matched (the run
         then happened because their guards did not hold): the run is lifted against
@@ -130,6 +131,18 @@ class Learning:
         except SkillFileError as e:  # a skill that would not read back: a bug, never a failed solve()
             logger.warning("not learned, the skill would not read back: %s", e)
             return Rejected(f"the learned skill would not read back ({e}); nothing was written")
+        except OSError as e:  # a read-only or full skills/, or a file where the directory should be
+            logger.warning("not learned: could not write to %s: %s", self.library.dir, e)
+            return Rejected(
+                f"could not write to {self.library.dir} ({type(e).__name__}: {e}); make it a writable directory "
+                "with free space. Each file is written whole or not at all, so what is there is intact"
+            )
+        except (Exception, SkillforgeSignal) as e:  # the writes have happened: a bug costs the learning, not the solve
+            logger.exception("not learned: learning from the run of %r failed", traj.task)
+            return Rejected(
+                f"learning failed on an unexpected error ({type(e).__name__}: {e}); files in {self.library.dir} are whole "
+                "(each is written atomically), but this run may be learned only in part"
+            )
 
     def _learn(self, traj: Trajectory, family: TaskTemplate | None) -> Compiled | Rejected:
         spec = lift(traj, template=family, importable=self.importable_skills)

@@ -117,7 +117,7 @@ class RunLog:
         return self._conn
 
     def record(self, result: Any) -> None:
-        """Queue one solve; written with the next batch."""
+        """Queue one solve; written with the next batch. Never raises."""
         now = time.time()
         self._clauses.extend((now, result.task, i, clause, skill) for i, (clause, skill) in enumerate(result.clauses))
         if result.source == "skill" and result.error is None:  # a clean hit: a small row, no result kept
@@ -128,7 +128,9 @@ class RunLog:
             self.flush()
 
     def flush(self) -> None:
-        """Write every queued solve now, in one transaction."""
+        """Write every queued solve now, in one transaction. Never raises, and a row that cannot be
+        written as it is (a task with a lone surrogate, calls JSON cannot carry) is written as near
+        as it can be, never at the cost of the other rows of its batch."""
         with self._lock:
             pending, self._pending = self._pending, []
             hits, self._hits = self._hits, []
@@ -136,25 +138,28 @@ class RunLog:
             self._last_flush = time.monotonic()
             if not pending and not hits:
                 return
-            rows = [
-                (
-                    at, r.task, r.source, r.skill, r.learned, int(r.ok), r.error, r.handover, len(r._raw_calls), _calls(r),
-                    r.llm_calls, r.prompt_tokens, r.completion_tokens, r.duration,
-                )
-                for at, r in pending
-            ]
+            rows = [_solve_row(at, r) for at, r in pending]
+            batch = [(_HITS, [_cells(h) for h in hits]), (_CLAUSES, [_cells(c) for c in clauses]), (_SOLVES, rows)]
             try:
                 conn = self._connect()
-                with conn:
-                    conn.executemany("INSERT INTO hits (at, task, skill, n_calls, duration) VALUES (?,?,?,?,?)", hits)
-                    conn.executemany("INSERT INTO clauses (at, task, position, clause, skill) VALUES (?,?,?,?,?)", clauses)
-                    conn.executemany(
-                        "INSERT INTO solves (at, task, source, skill, learned, ok, error, handover, n_calls, calls,"
-                        " llm_calls, prompt_tokens, completion_tokens, duration) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                        rows,
-                    )
-            except sqlite3.Error as e:  # the log is a record, not the product: never fail a solve over it
+                try:
+                    with conn:
+                        for sql, these in batch:
+                            conn.executemany(sql, these)
+                except (sqlite3.InterfaceError, ValueError, OverflowError, TypeError):  # one row's cells: write row by row
+                    self._insert_one_by_one(conn, batch)
+            except Exception as e:  # the log is a record, not the product: never fail a solve over it
                 logger.warning("could not write %d solves to the run log %s: %s", len(rows) + len(hits), self.path, e)
+
+    def _insert_one_by_one(self, conn: sqlite3.Connection, batch: list[tuple[str, list[tuple[Any, ...]]]]) -> None:
+        """Insert each row on its own, so that one the database refuses costs that row only."""
+        for sql, these in batch:
+            for row in these:
+                try:
+                    with conn:
+                        conn.execute(sql, row)
+                except (sqlite3.InterfaceError, ValueError, OverflowError, TypeError) as e:
+                    logger.warning("the run log %s dropped a row it cannot store (%s): %r", self.path, e, row[:3])
 
     def close(self) -> None:
         self.flush()
@@ -201,12 +206,91 @@ class RunLog:
         return Stats(overall=overall, skills=per)
 
 
+_HITS = "INSERT INTO hits (at, task, skill, n_calls, duration) VALUES (?,?,?,?,?)"
+_CLAUSES = "INSERT INTO clauses (at, task, position, clause, skill) VALUES (?,?,?,?,?)"
+_SOLVES = (
+    "INSERT INTO solves (at, task, source, skill, learned, ok, error, handover, n_calls, calls,"
+    " llm_calls, prompt_tokens, completion_tokens, duration) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+)
+
+
+def _solve_row(at: float, r: Any) -> tuple[Any, ...]:
+    """The ``solves`` row of a result; a result that cannot be made one (never expected) still has a row
+    that says so, rather than costing its batch."""
+    try:
+        return _cells((
+            at, r.task, r.source, r.skill, r.learned, int(r.ok), r.error, r.handover, len(r._raw_calls), _calls(r),
+            r.llm_calls, r.prompt_tokens, r.completion_tokens, r.duration,
+        ))
+    except Exception as e:
+        note = f"the run log could not write this solve as it is: {type(e).__name__}"
+        return _cells((at, _shown(getattr(r, "task", "")), str(getattr(r, "source", "?")), None, None, 0, note, None, 0,
+                       None, 0, 0, 0, 0.0))
+
+
+def _cells(row: tuple[Any, ...]) -> tuple[Any, ...]:
+    """``row`` with each text made UTF-8 (a lone surrogate written as its escape, ``\\ud800``):
+    SQLite stores UTF-8 only, and a task or an error may carry a surrogate from broken JSON."""
+    for v in row:
+        if type(v) is str and not v.isascii():
+            return tuple(_utf8(v) if type(v) is str else v for v in row)
+    return row
+
+
+def _utf8(text: str) -> str:
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def _calls(result: Any) -> str | None:
     """The calls as JSON (names, arguments, results, errors); None for a clean skill hit, whose
-    calls follow from its task and its skill (``n_calls`` says how many it made)."""
+    calls follow from its task and its skill (``n_calls`` says how many it made).
+
+    Calls an agent run could not record as JSON (the run was not learned: ``result.not_learned``
+    says why) are written as near as JSON can: keys that are not text as their ``repr``, a
+    reference cycle, an int too long for text and a value nested too deep as a short note."""
     if result.source == "skill" and result.error is None:
         return None
-    return json.dumps([[t, a, res, e] for t, a, res, e in result._raw_calls], default=repr)
+    calls = [[t, a, res, e] for t, a, res, e in result._raw_calls]
+    try:
+        return json.dumps(calls, default=repr)
+    except Exception:  # keys that are not text, a cycle, a huge int, deep nesting, a repr that raises
+        return json.dumps(_loggable(calls, 0, set()))
+
+
+_LOG_DEPTH = 64  # levels of a value the run log keeps when it must rebuild the value (JSON nests far less in practice)
+
+
+def _loggable(value: Any, depth: int, active: set[int]) -> Any:
+    """``value`` as plain JSON for the log: whatever JSON cannot carry becomes a short text."""
+    kind = type(value)
+    if value is None or kind in (bool, float, str):
+        return value
+    if kind is int:
+        return value if value.bit_length() <= 14_000 else f"<an int of {value.bit_length():,} bits>"
+    if depth >= _LOG_DEPTH:
+        return f"<nested deeper than {_LOG_DEPTH} levels>"
+    if isinstance(value, (list, tuple, dict)):
+        if id(value) in active:
+            return "<a reference cycle>"
+        active.add(id(value))
+        try:
+            if isinstance(value, dict):
+                return {k if type(k) is str else _shown(k): _loggable(v, depth + 1, active) for k, v in value.items()}
+            return [_loggable(v, depth + 1, active) for v in value]
+        finally:
+            active.discard(id(value))
+    return _shown(value)
+
+
+def _shown(value: Any) -> str:
+    try:
+        return repr(value)
+    except Exception:
+        return f"<{type(value).__name__}>"
 
 
 def _summarise(name: str | None, rows: list[tuple[Any, ...]], req: float, tok: float) -> SkillStats:

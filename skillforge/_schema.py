@@ -19,7 +19,7 @@ from pydantic.errors import PydanticUserError
 
 from ._exceptions import ToolDefinitionError
 
-__all__ = ["FunctionSchema", "function_schema"]
+__all__ = ["FunctionSchema", "function_schema", "import_problem"]
 
 _SECTION = re.compile(r"^\s*(Args|Arguments|Parameters|Returns|Raises|Yields|Example|Examples|Note|Notes):\s*$")
 _ARG_LINE = re.compile(r"^\s*(\*{0,2}\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)$")
@@ -133,3 +133,34 @@ def function_schema(func: Callable[..., Any], name: str | None = None) -> Functi
         is_method=is_method,
         fingerprint=fingerprint,
     )
+
+
+def import_problem(name: str, qualname: str, is_method: bool) -> str | None:
+    """Why a skill file could not import the tool ``qualname`` by name (``from module import qualname``),
+    with how to fix it; None if it can.
+
+    A lambda has no name to import, and a function inside a class that takes no ``self`` (a
+    staticmethod, a classmethod, a bound method) is no module attribute. Tools defined inside a
+    function (``<locals>``) are left to learning, which says so (they serve as tools all the same).
+
+    Example:
+        >>> print(import_problem("stamp", "<lambda>", False).split(";")[0])
+        tool 'stamp' is a lambda, which a skill file cannot import by name
+        >>> import_problem("get_order", "get_order", False) is None
+        True
+    """
+    parts = qualname.split(".")
+    if "<lambda>" in parts:
+        return (
+            f"tool {name!r} is a lambda, which a skill file cannot import by name; define it with def at module "
+            f"level (def {name}(...): ...) and decorate that, or use Forge(importable_skills=False) if its skills "
+            "never leave this process"
+        )
+    if len(parts) > 1 and not is_method and "<locals>" not in parts:
+        return (
+            f"tool {name!r} is {qualname}, a function inside a class (a staticmethod, classmethod or bound method), "
+            f"which a skill file cannot import by name; decorate a function at module level that calls it "
+            f"(def {name}(...): return {qualname}(...)), or make it a method taking self and pass the instance with "
+            "forge.provide(), or use Forge(importable_skills=False) if its skills never leave this process"
+        )
+    return None

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from ._exceptions import BudgetExceeded, NotSerializableError, ToolDefinitionError
-from ._schema import FunctionSchema, function_schema
+from ._schema import FunctionSchema, function_schema, import_problem
 from ._trajectory import ToolRef, json_snapshot
 
 __all__ = ["Check", "Run", "Tool", "ToolRegistry", "current_run"]
@@ -139,7 +139,7 @@ class Run:
         self.llm_calls = 0
         self.prompt_tokens = 0
         self.completion_tokens = 0
-        self.unlearnable: NotSerializableError | None = None
+        self.unlearnable: NotSerializableError | str | None = None  # why nothing can be learned from this run
         self.unrecorded: set[str] = set()  # tools called while this run was recording, but outside its context
 
     def note_model_request(self, prompt_tokens: int = 0, completion_tokens: int = 0) -> None:
@@ -175,26 +175,63 @@ class Run:
         if self.snapshot:
             named = self._snap(named, tool.name, "arguments")
             if tool.guard is not None:
-                self.captures[len(self.calls)] = self._snap(tool.guard.capture(**named), tool.name, "pre-check capture")
+                captured = self._capture(tool.guard, named, tool.name, "pre-check")
+                if captured is not _FAILED:
+                    self.captures[len(self.calls)] = captured
         try:
             result = func(*args, **kwargs)
-        except Exception as e:
-            self.calls.append((tool.name, named, None, f"{type(e).__name__}: {e}"))
+        except BaseException as e:  # a skill's GuardFailed raised through the tool too: it may have written
+            self.calls.append((tool.name, named, None, error_text(e)))
             raise
+        # the call has happened: from here on nothing may raise, or the caller would take a call
+        # that took effect for one that failed (and perhaps make it again)
         self.calls.append((tool.name, named, self._snap(result, tool.name, "result") if self.snapshot else result, None))
         if self.snapshot and tool.post_guard is not None:
-            captured = tool.post_guard.capture(**named)
-            self.post_captures[len(self.calls) - 1] = self._snap(captured, tool.name, "post-check capture")
+            captured = self._capture(tool.post_guard, named, tool.name, "post-check")
+            if captured is not _FAILED:
+                self.post_captures[len(self.calls) - 1] = captured
         return result
 
+    def _capture(self, check: Check, named: dict[str, Any], tool: str, which: str) -> Any:
+        """What ``check`` captures for a call (a JSON value); ``_FAILED`` (and the run marked unlearnable)
+        if the capture raises: a check of the recording never changes what the tool call does."""
+        try:
+            captured = check.capture(**named)
+        except Exception as e:
+            self._unlearnable(
+                f"tool {tool!r}: its {which} capture raised {error_text(e)}; a check that cannot be taken cannot be learned"
+            )
+            return _FAILED
+        return self._snap(captured, tool, f"{which} capture")
+
     def _snap(self, value: Any, tool: str, where: str) -> Any:
+        """``value`` as a recorded JSON value; a value that is not one marks the run unlearnable and is
+        kept as it was. Never raises: it runs after the tool call, whose effect has happened."""
         try:
             return json_snapshot(value, tool, where)
         except NotSerializableError as e:
-            if self.unlearnable is None:
-                self.unlearnable = e
-            logger.warning("not learnable: %s", e)
-            return value  # kept as it was; the run is marked unlearnable, never compiled
+            self._unlearnable(e)
+        except Exception as e:  # a key whose repr raises, a container changed while copied, ...
+            self._unlearnable(
+                f"tool {tool!r}: its {where} could not be copied ({error_text(e)}); nothing is learned from this run"
+            )
+        return value  # kept as it was; the run is marked unlearnable, never compiled
+
+    def _unlearnable(self, why: NotSerializableError | str) -> None:
+        if self.unlearnable is None:
+            self.unlearnable = why
+        logger.warning("not learnable: %s", why)
+
+
+_FAILED = object()  # a capture that raised
+
+
+def error_text(e: BaseException) -> str:
+    """``"Type: message"`` for a recorded error, even when the exception's ``str`` raises."""
+    try:
+        return f"{type(e).__name__}: {e}"
+    except Exception:
+        return f"{type(e).__name__}: <its message could not be shown>"
 
 
 # Agent runs being recorded, in any thread: a tool called outside every recording context
@@ -231,6 +268,7 @@ class ToolRegistry:
     """The tools a Forge knows, by name."""
 
     tools: dict[str, Tool] = field(default_factory=dict)
+    importable: bool = True  # skill files import the tools by name: refuse tools they could not import
 
     def register(
         self,
@@ -257,6 +295,10 @@ class ToolRegistry:
         read = bool(read)
         schema = function_schema(func, name)
         tool_name = schema.name
+        if self.importable:
+            problem = import_problem(tool_name, getattr(func, "__qualname__", tool_name), schema.is_method)
+            if problem is not None:  # refused now, not after the agent's writes when a skill is generated
+                raise ToolDefinitionError(problem)
         prior = self.tools.get(tool_name)
         if prior is not None and prior.func is not func:
             raise ToolDefinitionError(
@@ -291,8 +333,8 @@ class ToolRegistry:
                 run.check_budget()
             try:
                 result = func(**kwargs)
-            except Exception as e:
-                calls.append((name, kwargs, None, f"{type(e).__name__}: {e}"))
+            except BaseException as e:  # a nested skill's GuardFailed too: the call may have written
+                calls.append((name, kwargs, None, error_text(e)))
                 raise
             calls.append((name, kwargs, result, None))
             return result

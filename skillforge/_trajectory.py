@@ -16,9 +16,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ._exceptions import NotSerializableError
 
-__all__ = ["Call", "Outcome", "ToolRef", "Trajectory", "canonical_json", "json_snapshot"]
+__all__ = ["MAX_INT_DIGITS", "Call", "Outcome", "ToolRef", "Trajectory", "canonical_json", "check_text", "json_snapshot"]
 
-_SCALARS = (str, bool, int, type(None))
+_SCALARS = (bool, type(None))
 
 
 def canonical_json(value: Any) -> str:
@@ -35,33 +35,129 @@ def content_hash(value: Any) -> str:
     return hashlib.sha256(canonical_json(value).encode("utf-8")).hexdigest()
 
 
+# Python converts ints of at most this many digits to text by default (``sys.int_max_str_digits``);
+# hashing a run, writing its file and reading it back in another process all convert them, so a
+# larger int cannot be recorded (whatever this process's own limit is).
+MAX_INT_DIGITS = 4300
+_MAX_INT = 10**MAX_INT_DIGITS  # comparing with it costs a size check: no digits are counted
+_MIN_INT = -_MAX_INT
+
+_Where = tuple[Any, Any] | None  # (the parent's place, the key or index): a path, rendered only for an error
+
+
 def json_snapshot(value: Any, tool: str | None, where: str) -> Any:
     """A deep copy of ``value`` if it is a JSON value, else ``NotSerializableError``.
 
     Nothing is converted: a tuple, a datetime, a set, a NaN or a dict with non-str
     keys is refused with the path to it, so a recording is never silently mangled.
+    So is what JSON text cannot carry faithfully: a str with a lone surrogate (not
+    UTF-8), an int of more than ``MAX_INT_DIGITS`` digits, a list or dict that
+    contains itself, and a value nested deeper than Python can copy.
     """
-    return _snap(value, tool, where, "")
+    try:
+        return _snap(value, tool, where, None)
+    except RecursionError:
+        pass  # a cycle, or nesting deeper than Python recurses: which one, said after the stack unwound
+    cycle = _cycle(value)
+    if cycle is not None:
+        path, kind = cycle
+        raise NotSerializableError(tool, where, path, f"{kind} that contains itself (a reference cycle)")
+    raise NotSerializableError(tool, where, "", "value nested deeper than Python's recursion limit")
 
 
-def _snap(value: Any, tool: str | None, where: str, path: str) -> Any:
+def check_text(text: str, tool: str | None, where: str, path: str = "") -> None:
+    """``NotSerializableError`` unless ``text`` is UTF-8 text (no lone surrogate)."""
+    problem = _not_utf8(text)
+    if problem is not None:
+        raise NotSerializableError(tool, where, path, problem)
+
+
+def _not_utf8(text: str) -> str | None:
+    """What keeps ``text`` from being UTF-8 (a lone surrogate), or None."""
+    if text.isascii():
+        return None
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as e:
+        return f"str with a lone surrogate ({text[e.start]!r} at index {e.start}): not UTF-8 text"
+    return None
+
+
+def _snap(value: Any, tool: str | None, where: str, at: _Where) -> Any:
     kind = type(value)
+    if kind is str:
+        if not value.isascii() and (problem := _not_utf8(value)):
+            raise NotSerializableError(tool, where, _path(at), problem)
+        return value
+    if kind is int:
+        if not _MIN_INT < value < _MAX_INT:
+            raise NotSerializableError(tool, where, _path(at), f"number of more than {MAX_INT_DIGITS:,} digits")
+        return value
     if kind in _SCALARS:
         return value
     if kind is float:
         if not math.isfinite(value):
-            raise NotSerializableError(tool, where, path, f"non-finite float ({value!r})")
+            raise NotSerializableError(tool, where, _path(at), f"non-finite float ({value!r})")
         return value
     if kind is list:
-        return [_snap(v, tool, where, f"{path}[{i}]") for i, v in enumerate(value)]
+        return [_snap(v, tool, where, (at, i)) for i, v in enumerate(value)]
     if kind is dict:
         out = {}
         for k, v in value.items():
             if type(k) is not str:
-                raise NotSerializableError(tool, where, f"{path}[{k!r}]", f"dict key of type {type(k).__name__}")
-            out[k] = _snap(v, tool, where, f"{path}[{k!r}]")
+                raise NotSerializableError(tool, where, _path((at, k)), f"dict key of type {type(k).__name__}")
+            if not k.isascii():
+                check_text(k, tool, where, _path((at, k)))
+            out[k] = _snap(v, tool, where, (at, k))
         return out
-    raise NotSerializableError(tool, where, path, type(value).__name__)
+    raise NotSerializableError(tool, where, _path(at), kind.__name__)
+
+
+def _cycle(value: Any) -> tuple[str, str] | None:
+    """Where a list or dict inside ``value`` contains itself (the path, and its kind), or None;
+    iterative, so that it answers for values nested deeper than Python recurses."""
+    if type(value) is not list and type(value) is not dict:
+        return None
+    on_path = {id(value)}
+    stack = [(value, _members(value))]
+    keys: list[Any] = []  # the path to stack[-1]
+    while stack:
+        container, members = stack[-1]
+        for key, child in members:
+            if type(child) is list or type(child) is dict:
+                keys.append(key)
+                if id(child) in on_path:
+                    return "".join(f"[{_shown(k)}]" for k in keys), type(child).__name__
+                on_path.add(id(child))
+                stack.append((child, _members(child)))
+                break
+        else:
+            stack.pop()
+            on_path.discard(id(container))
+            if keys:
+                keys.pop()
+    return None
+
+
+def _members(value: list[Any] | dict[Any, Any]) -> Any:
+    return iter(enumerate(value)) if type(value) is list else iter(value.items())
+
+
+def _path(at: _Where) -> str:
+    """``['items'][0]['when']``: the place ``at`` names, from the top."""
+    keys = []
+    while at is not None:
+        at, key = at
+        keys.append(key)
+    return "".join(f"[{_shown(k)}]" for k in reversed(keys))
+
+
+def _shown(key: Any) -> str:
+    """``repr(key)`` for a path, or its type where its repr fails."""
+    try:
+        return repr(key)
+    except Exception:
+        return f"<{type(key).__name__}>"
 
 
 class ToolRef(BaseModel):
