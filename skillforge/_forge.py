@@ -120,7 +120,12 @@ class Forge(Learning, Composing):
         self._seen: dict[Path, tuple[int, int]] = {}
         self._programs: dict[tuple[str, str], Any] = {}  # (skill, content hash) → its first run, lifted (see _rephrased)
         self._dir_mtime: int | None = None
-        self._synced = False
+        self._synced = False  # the semantic index had a full sync: skills learned since are added one by one
+        self._loaded = False  # the hot index holds all of skills/ (False while it is (re)read)
+        # One lock for what threads share: the index, what was seen on disk, learning. It is the
+        # library's thread lock, so a thread that learns (holding the library) never waits on itself,
+        # and no order of the two can deadlock. Skill hits read the hot index without it.
+        self._lock = self.library.mutex
         for t in tools:
             self.registry.register(t)
 
@@ -169,17 +174,24 @@ class Forge(Learning, Composing):
 
     # -- the library ---------------------------------------------------------------
     def _index(self) -> HotIndex:
-        if self._hot is None:
-            self.reload()
-        return self._hot  # type: ignore[return-value]
+        hot = self._hot
+        if hot is not None and self._loaded:  # the hot path: no lock
+            return hot
+        with self._lock:  # first use, or a reload under way in another thread: wait for it
+            if self._hot is None or not self._loaded:
+                self.reload()
+            return self._hot  # type: ignore[return-value]
 
     def reload(self) -> None:
         """Read ``skills/`` again, all of it (after a person edited files in place)."""
-        self._hot = HotIndex()
-        self._problems = []
-        self._seen = {}
-        self._dir_mtime = None
-        self._sync_disk()
+        with self._lock:
+            self._loaded = False
+            self._hot = HotIndex()
+            self._problems = []
+            self._seen = {}
+            self._dir_mtime = None
+            self._sync_disk()
+            self._loaded = True
 
     def _sync_disk(self) -> None:
         """Take in what other processes (or people) wrote to ``skills/`` since the last look.
@@ -341,8 +353,11 @@ class Forge(Learning, Composing):
 
     def reindex(self) -> int:
         """Rebuild the derived Chroma index from ``skills/``; returns entries changed."""
-        self.reload()
-        return self.semantic.sync(list(self._index().by_name.values()))
+        with self._lock:
+            self.reload()
+            changed = self.semantic.sync(list(self._index().by_name.values()))
+            self._synced = True
+            return changed
 
     def find(self, task: str) -> Match | None:
         """The skill whose template binds ``task`` (most specific first), or None."""
@@ -360,9 +375,11 @@ class Forge(Learning, Composing):
 
     def _semantic_candidates(self, task: str, hot: HotIndex) -> list[str]:
         try:
-            if not self._synced:
-                self.semantic.sync(list(hot.by_name.values()))
-                self._synced = True
+            if not self.semantic.complete():  # never synced, or its store was deleted since
+                with self._lock:  # one full sync, taken in step with learning (which adds to it once synced)
+                    if not self.semantic.complete():
+                        self.semantic.sync(list(self._index().by_name.values()))
+                        self._synced = True
             return self.semantic.query(task)
         except Exception as e:  # the index is derived: a broken one costs hits, never correctness
             logger.warning("semantic index unavailable (%s); only exact template shapes will hit", e)
@@ -395,7 +412,8 @@ class Forge(Learning, Composing):
         _check_task(task)
         matches = self.find_all(task)
         if not matches:
-            self._sync_disk()  # before paying for the agent: has another process learned it meanwhile?
+            with self._lock:
+                self._sync_disk()  # before paying for the agent: has another process learned it meanwhile?
             matches = self.find_all(task)
         if not matches:
             composed = self._composed(task, start)
