@@ -64,7 +64,8 @@ class Forge(Learning, Composing):
 
     Args:
         skills_dir: where skill files are written and read (the source of truth).
-        state_dir: derived state (the Chroma index); safe to delete.
+        state_dir: derived state (the Chroma index, the run log, a cache of parsed files); safe to
+            delete, even under a running process: what is gone is made again when next used.
         agent: ``agent(task)`` that solves tasks by calling the tools; may be set later.
         tools: already-decorated tools (of any forge) to register here too.
         chroma_url: a Chroma server to use instead of the embedded store.
@@ -76,6 +77,11 @@ class Forge(Learning, Composing):
         importable_skills: require tools that skill files can import (not ``__main__`` or
             local functions); only a forge whose skills never leave the process (the
             muscle-mem layer) turns this off.
+
+    One Forge may be shared by threads. Skill hits run side by side without a lock; reading
+    ``skills/``, learning and filling the semantic index take the Forge's one lock (the library's
+    thread lock, under which its file lock keeps other processes out). The tools must be safe to
+    call from several threads (a database connection per thread, say).
 
     Example:
         >>> forge = Forge(skills_dir="skills", state_dir=".skillforge")
@@ -370,10 +376,10 @@ class Forge(Learning, Composing):
         matches = hot.find(task) or hot.find_free(task)
         if matches or not len(hot):
             return matches
-        names = self._semantic_candidates(task, hot)
+        names = self._semantic_candidates(task)
         return hot.find_among(names, task) if names else []
 
-    def _semantic_candidates(self, task: str, hot: HotIndex) -> list[str]:
+    def _semantic_candidates(self, task: str) -> list[str]:
         try:
             if not self.semantic.complete():  # never synced, or its store was deleted since
                 with self._lock:  # one full sync, taken in step with learning (which adds to it once synced)

@@ -413,8 +413,12 @@ class SemanticIndex:
         except ConfigError:
             raise
         except Exception as e:
-            where = self.url or str(self.path)
-            raise IndexError_(f"cannot open the Chroma index at {where}: {e}") from e
+            if self.url:
+                raise IndexError_(f"cannot open the Chroma index at {self.url}: {e}") from e
+            raise IndexError_(
+                f"cannot open the Chroma index at {self.path}: {e}; it is derived from skills/: "
+                f"delete {self.path} and it is made again (`skillforge reindex` fills it at once)"
+            ) from e
 
     def _call(self, op: Any) -> Any:
         """``op(collection)``; a call that fails on an open collection is retried once on a reopened one
