@@ -533,7 +533,8 @@ def _forget_stale_store(path: str, now: tuple[int, int] | None) -> None:
     there ("attempt to write a readonly database", "no such table: collections"). Whether the files
     are the same is decided by identity (device, inode) of ``chroma.sqlite3``, not by its existence:
     anything that makes the file again before we look (another index, a late write of the old
-    client) would otherwise pass for the old store.
+    client) would otherwise pass for the old store. The old client's connections keep the deleted
+    file open, so its inode is not handed to a new file while that client could be reused.
     """
     try:
         from chromadb.api.shared_system_client import SharedSystemClient
