@@ -79,15 +79,17 @@ def solve(task: str, app: str | None) -> None:
 def list_skills(app: str | None) -> None:
     """List the usable skills: hits so far, and their templates."""
     forge = _load_forge(app)
-    hits: dict[str, int] = {}
+    hits: dict[str, int] | None = {}
     if forge.runlog is not None:
         try:
             hits = {s.name: s.hits for s in forge.stats().skills}
         except RunLogError as e:  # statistics only: the skills are listed without their hits
             click.echo(f"warning: {e}; hits are not shown", err=True)
+            hits = None
     click.echo(f"{'skill':32} {'hits':>6}  template")
     for s in forge.skills():
-        click.echo(f"{s.name:32} {hits.get(s.name, 0):>6}  {s.template.text}{'  (edited)' if s.edited else ''}")
+        count = "-" if hits is None else hits.get(s.name, 0)
+        click.echo(f"{s.name:32} {count:>6}  {s.template.text}{'  (edited)' if s.edited else ''}")
     for p in forge.problems:
         click.echo(f"! {p.path}: {p.reason}", err=True)
 

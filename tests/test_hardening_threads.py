@@ -200,6 +200,10 @@ def test_eight_threads_share_one_forge_solving_and_learning(tmp_path: Path, bank
     for skill in fresh.skills():
         for run_hash in skill.runs:
             assert isinstance(admit_file(skill, lib.load_run(run_hash)), Compiled), skill.name
+    for k, word in enumerate(WORDS):  # no agent: each is served by a skill, or solve() raises
+        task = f"Deposit {99000 + k} into account 101 for {word}."
+        r = fresh.solve(task)
+        assert r.source == "skill" and r.output == expected(task)[0], (task, r.error)
     logging.getLogger(__name__).info("%d threads x %d solves: %.1f s", THREADS, SOLVES, took)
 
 
@@ -323,6 +327,7 @@ def test_a_corrupt_run_log_is_a_clear_error_and_skills_still_lists(tmp_path: Pat
     listed = runner.invoke(cli, ["skills", "--app", "tests.test_hardening_threads:cli_forge"])
     assert listed.exit_code == 0, listed.output
     assert "refund_order" in listed.stdout and "where_order" in listed.stdout
+    assert re.search(r"^refund_order +- +Refund order", listed.stdout, re.M)  # hits unknown, not 0
     assert "run log" in listed.stderr and str(path) in listed.stderr and "delete" in listed.stderr
     shown = runner.invoke(cli, ["stats", "--app", "tests.test_hardening_threads:cli_forge"])
     assert shown.exit_code == 1 and "Traceback" not in shown.output
