@@ -278,9 +278,10 @@ class Library:
         # One writer at a time. Threads of this process wait on ``mutex`` (re-entrant); the thread that
         # holds it takes the file lock once, for other processes. A file lock alone is not enough:
         # filelock refuses (RuntimeError "Deadlock") a second FileLock on one file in a thread, and its
-        # waiters poll; so exactly one FileLock exists per Library, made in __init__, not on first use.
+        # waiters poll; so one FileLock per Library and process, made under ``mutex``.
         self.mutex = threading.RLock()
-        self._file_lock = FileLock(str(self.dir / ".skillforge.lock"))
+        self._file_lock: FileLock | None = None
+        self._pid = 0  # the process the file lock was made in (filelock refuses one inherited by fork)
         self._depth = 0  # how deep the thread holding ``mutex`` is in lock()
 
     @contextlib.contextmanager
@@ -293,15 +294,18 @@ class Library:
         """
         with self.mutex:
             if self._depth == 0:
+                if self._file_lock is None or self._pid != os.getpid():
+                    self._file_lock, self._pid = FileLock(str(self.dir / ".skillforge.lock")), os.getpid()
                 self.dir.mkdir(parents=True, exist_ok=True)  # deleted since the last write? the lock file lives here
                 self._file_lock.acquire()
+            lock = self._file_lock
             self._depth += 1
             try:
                 yield
             finally:
                 self._depth -= 1
                 if self._depth == 0:
-                    self._file_lock.release()
+                    lock.release()
 
     def paths(self) -> list[Path]:
         if not self.dir.is_dir():

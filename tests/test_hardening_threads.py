@@ -343,3 +343,20 @@ def test_solves_go_on_with_a_corrupt_run_log(tmp_path: Path, bank: Path, caplog)
     assert r.ok and r.learned
     forge.runlog.flush()  # the log is statistics: a write that fails is a warning, never a failed solve
     assert "run log" in caplog.text
+
+
+def test_a_forked_child_takes_the_library_lock_of_its_own(tmp_path: Path) -> None:
+    """filelock refuses a FileLock inherited across fork: the child makes its own."""
+    lib = Library(tmp_path / "skills")
+    with lib.lock():
+        pass
+    pid = os.fork()
+    if pid == 0:  # the child: exit status says whether the lock could be taken
+        try:
+            with lib.lock():
+                pass
+        except BaseException:  # noqa: BLE001
+            os._exit(1)
+        os._exit(0)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
