@@ -13,7 +13,8 @@ Errors (all catchable as ``SkillforgeError``)::
     │   └── PolicyError            a skill file breaks the sandbox policy (file, line, rule)
     ├── SandboxError               a skill file fails to compile or load in the sandbox
     ├── AgentError                 the agent failed (model error, turn budget, bad tool call)
-    └── IndexError_                the Chroma index could not be read or written
+    ├── IndexError_                the Chroma index could not be read or written
+    └── RunLogError                the run log (statistics, under the state dir) cannot be read
 
 Signals (derive from ``BaseException`` so skill code cannot swallow them with
 ``except Exception``)::
@@ -40,6 +41,7 @@ __all__ = [
     "NoAgentError",
     "NotSerializableError",
     "PolicyError",
+    "RunLogError",
     "SandboxError",
     "SkillFileError",
     "SkillforgeError",
@@ -136,6 +138,10 @@ class AgentError(SkillforgeError):
 
 class IndexError_(SkillforgeError):  # noqa: N801 - avoid shadowing builtins.IndexError
     """The derived Chroma index could not be read or written."""
+
+
+class RunLogError(SkillforgeError):
+    """The run log under the state directory cannot be read (it is corrupt, or not a run log)."""
 
 
 class SkillforgeSignal(BaseException):

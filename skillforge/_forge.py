@@ -65,7 +65,8 @@ class Forge(Learning, Composing):
 
     Args:
         skills_dir: where skill files are written and read (the source of truth).
-        state_dir: derived state (the Chroma index); safe to delete.
+        state_dir: derived state (the Chroma index, the run log, a cache of parsed files); safe to
+            delete, even under a running process: what is gone is made again when next used.
         agent: ``agent(task)`` that solves tasks by calling the tools; may be set later.
         tools: already-decorated tools (of any forge) to register here too.
         chroma_url: a Chroma server to use instead of the embedded store.
@@ -77,6 +78,11 @@ class Forge(Learning, Composing):
         importable_skills: require tools that skill files can import (not ``__main__`` or
             local functions); only a forge whose skills never leave the process (the
             muscle-mem layer) turns this off.
+
+    One Forge may be shared by threads. Skill hits run side by side without a lock; reading
+    ``skills/``, learning and filling the semantic index take the Forge's one lock (the library's
+    thread lock, under which its file lock keeps other processes out). The tools must be safe to
+    call from several threads (a database connection per thread, say).
 
     Example:
         >>> forge = Forge(skills_dir="skills", state_dir=".skillforge")
@@ -121,7 +127,12 @@ class Forge(Learning, Composing):
         self._seen: dict[Path, tuple[int, int]] = {}
         self._programs: dict[tuple[str, str], Any] = {}  # (skill, content hash) → its first run, lifted (see _rephrased)
         self._dir_mtime: int | None = None
-        self._synced = False
+        self._synced = False  # the semantic index had a full sync: skills learned since are added one by one
+        self._loaded = False  # the hot index holds all of skills/ (False while it is (re)read)
+        # One lock for what threads share: the index, what was seen on disk, learning. It is the
+        # library's thread lock, so a thread that learns (holding the library) never waits on itself,
+        # and no order of the two can deadlock. Skill hits read the hot index without it.
+        self._lock = self.library.mutex
         for t in tools:
             self.registry.register(t)
 
@@ -170,17 +181,24 @@ class Forge(Learning, Composing):
 
     # -- the library ---------------------------------------------------------------
     def _index(self) -> HotIndex:
-        if self._hot is None:
-            self.reload()
-        return self._hot  # type: ignore[return-value]
+        hot = self._hot
+        if hot is not None and self._loaded:  # the hot path: no lock
+            return hot
+        with self._lock:  # first use, or a reload under way in another thread: wait for it
+            if self._hot is None or not self._loaded:
+                self.reload()
+            return self._hot  # type: ignore[return-value]
 
     def reload(self) -> None:
         """Read ``skills/`` again, all of it (after a person edited files in place)."""
-        self._hot = HotIndex()
-        self._problems = []
-        self._seen = {}
-        self._dir_mtime = None
-        self._sync_disk()
+        with self._lock:
+            self._loaded = False
+            self._hot = HotIndex()
+            self._problems = []
+            self._seen = {}
+            self._dir_mtime = None
+            self._sync_disk()
+            self._loaded = True
 
     def _sync_disk(self) -> None:
         """Take in what other processes (or people) wrote to ``skills/`` since the last look.
@@ -360,8 +378,11 @@ class Forge(Learning, Composing):
 
     def reindex(self) -> int:
         """Rebuild the derived Chroma index from ``skills/``; returns entries changed."""
-        self.reload()
-        return self.semantic.sync(list(self._index().by_name.values()))
+        with self._lock:
+            self.reload()
+            changed = self.semantic.sync(list(self._index().by_name.values()))
+            self._synced = True
+            return changed
 
     def find(self, task: str) -> Match | None:
         """The skill whose template binds ``task`` (most specific first), or None."""
@@ -374,14 +395,16 @@ class Forge(Learning, Composing):
         matches = hot.find(task) or hot.find_free(task)
         if matches or not len(hot):
             return matches
-        names = self._semantic_candidates(task, hot)
+        names = self._semantic_candidates(task)
         return hot.find_among(names, task) if names else []
 
-    def _semantic_candidates(self, task: str, hot: HotIndex) -> list[str]:
+    def _semantic_candidates(self, task: str) -> list[str]:
         try:
-            if not self._synced:
-                self.semantic.sync(list(hot.by_name.values()))
-                self._synced = True
+            if not self.semantic.complete():  # never synced, or its store was deleted since
+                with self._lock:  # one full sync, taken in step with learning (which adds to it once synced)
+                    if not self.semantic.complete():
+                        self.semantic.sync(list(self._index().by_name.values()))
+                        self._synced = True
             return self.semantic.query(task)
         except Exception as e:  # the index is derived: a broken one costs hits, never correctness
             logger.warning("semantic index unavailable (%s); only exact template shapes will hit", e)
@@ -430,7 +453,8 @@ class Forge(Learning, Composing):
         _check_task(task)
         matches = self.find_all(task)
         if not matches:
-            self._sync_disk()  # before paying for the agent: has another process learned it meanwhile?
+            with self._lock:
+                self._sync_disk()  # before paying for the agent: has another process learned it meanwhile?
             matches = self.find_all(task)
         if not matches:
             composed = self._composed(task, start)

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import itertools
 import logging
+import os
 import re
+import threading
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -65,6 +67,20 @@ def _phrasings(skill: Any) -> tuple[Any, ...]:
     return tuple(getattr(skill, "phrasings", ()) or (skill.template,))
 
 
+def _entries(skill: Any) -> tuple[dict[str, None], dict[str, None], dict[str, None]]:
+    """Where ``skill`` is indexed: its shape keys, its word keys (free templates) and its template texts."""
+    keys: dict[str, None] = {}
+    words: dict[str, None] = {}
+    texts: dict[str, None] = {}
+    for template in _phrasings(skill):
+        texts[template.text] = None
+        if not template.keys:
+            words[_word_key(template.words)] = None
+        for key in template.keys:
+            keys[key] = None
+    return keys, words, texts
+
+
 def _word_key(words: frozenset[str]) -> str:
     """The key a free template is indexed under: its two longest literal words (sorted), which
     any task it binds says too; one word or none for templates with fewer."""
@@ -73,54 +89,56 @@ def _word_key(words: frozenset[str]) -> str:
 
 
 class HotIndex:
-    """Templates by shape key: O(1) in the number of skills."""
+    """Templates by shape key: O(1) in the number of skills.
+
+    Safe to share between threads: readers take no lock, writers take one. A writer never changes
+    a bucket list in place; it puts a new list under the key (copy on write), so a reader sees a
+    key's skills as they were before a change or after it, never a half-made list.
+    """
 
     def __init__(self) -> None:
         self.by_key: dict[str, list[Any]] = {}
         self.free: dict[str, Any] = {}  # name → skill, for templates with free-text slots
         self.by_word: dict[str, list[Any]] = {}  # a free template under its two longest literal words
-        self._word_of: dict[str, set[str]] = {}
         self.by_name: dict[str, Any] = {}
         self.by_template: dict[str, list[Any]] = {}  # variants: skills that share a template
+        self._writing = threading.Lock()
 
     def add(self, skill: Any) -> None:
-        """Index ``skill`` under each of its phrasings."""
-        self.remove(skill.name)
-        self.by_name[skill.name] = skill
-        for template in _phrasings(skill):
-            self.by_template.setdefault(template.text, []).append(skill)
-            if not template.keys:
-                self.free[skill.name] = skill
-                word = _word_key(template.words)
-                bucket = self.by_word.setdefault(word, [])
-                if skill not in bucket:
-                    bucket.append(skill)
-                self._word_of.setdefault(skill.name, set()).add(word)
-            for key in template.keys:
-                bucket = self.by_key.setdefault(key, [])
-                if skill not in bucket:
-                    bucket.append(skill)
+        """Index ``skill`` under each of its phrasings (in place of a skill of its name)."""
+        with self._writing:
+            self._put(skill.name, skill)
 
     def remove(self, name: str) -> None:
-        old = self.by_name.pop(name, None)
-        if old is None:
+        with self._writing:
+            self._put(name, None)
+
+    def _put(self, name: str, skill: Any) -> None:
+        """Replace skill ``name`` by ``skill`` (None: drop it), one bucket at a time."""
+        old = self.by_name.get(name)
+        if old is None and skill is None:
             return
-        self.free.pop(name, None)
-        for word in self._word_of.pop(name, set()):
-            bucket = self.by_word.get(word, [])
-            bucket[:] = [s for s in bucket if s.name != name]
-            if not bucket:
-                self.by_word.pop(word, None)
-        for template in _phrasings(old):
-            siblings = self.by_template.get(template.text, [])
-            siblings[:] = [s for s in siblings if s.name != name]
-            if not siblings:
-                self.by_template.pop(template.text, None)
-            for key in template.keys:
-                bucket = self.by_key.get(key, [])
-                bucket[:] = [s for s in bucket if s.name != name]
-                if not bucket:
-                    self.by_key.pop(key, None)
+        before = _entries(old) if old is not None else ({}, {}, {})
+        after = _entries(skill) if skill is not None else ({}, {}, {})
+        if skill is not None:
+            self.by_name[name] = skill
+        for table, was, now in (
+            (self.by_key, before[0], after[0]), (self.by_word, before[1], after[1]), (self.by_template, before[2], after[2])
+        ):
+            for key in {**was, **now}:
+                bucket = [s for s in table.get(key, ()) if s.name != name]
+                if key in now:
+                    bucket.append(skill)
+                if bucket:
+                    table[key] = bucket
+                else:
+                    table.pop(key, None)
+        if after[1]:
+            self.free[name] = skill
+        else:
+            self.free.pop(name, None)
+        if skill is None:
+            self.by_name.pop(name, None)
 
     def find(self, task: str) -> list[Match]:
         bucket = self.by_key.get(shape_key(task))
@@ -320,7 +338,12 @@ def skill_document(skill: Any) -> str:
 
 
 class SemanticIndex:
-    """The Chroma collection derived from ``skills/``: embedded by default, a server if a URL is given."""
+    """The Chroma collection derived from ``skills/``: embedded by default, a server if a URL is given.
+
+    Safe to share between threads (its calls to Chroma are made one at a time). An embedded store
+    deleted or replaced under a running process (a state directory removed to rebuild it) is noticed
+    on the next call and made again, empty: ``complete()`` is then false until a full ``sync``.
+    """
 
     def __init__(self, path: Path, url: str | None = None, embedding: str = "hashing") -> None:
         if embedding not in EMBEDDINGS:
@@ -330,12 +353,31 @@ class SemanticIndex:
         self.embedding = embedding
         self._collection: Any = None
         self._count: int | None = None
+        self._lock = threading.RLock()
+        self._store: tuple[int, int] | None = None  # the file the open collection lives in (embedded)
+        self._full: object = None  # what a full sync was made into: that file, or the server; None: no full sync
+
+    @property
+    def _db(self) -> Path:
+        return self.path / "chroma.sqlite3"
 
     @property
     def collection(self) -> Any:
-        if self._collection is None:
-            self._collection = self._open()
-        return self._collection
+        with self._lock:
+            if self._collection is not None and not self.url and _identity(self._db) != self._store:
+                logger.warning("the Chroma store at %s was deleted or replaced; it is made again from skills/", self.path)
+                self._collection = None
+            if self._collection is None:
+                self._count = None
+                self._collection = self._open()
+            return self._collection
+
+    def complete(self) -> bool:
+        """True when the store on disk (or the server) holds a full ``sync`` made by this index."""
+        with self._lock:
+            if self._full is None:
+                return False
+            return bool(self.url) or (self._collection is not None and _identity(self._db) == self._full)
 
     def _open(self) -> Any:
         try:
@@ -345,6 +387,7 @@ class SemanticIndex:
             raise IndexError_(f"chromadb is not installed ({e})") from e
         settings = Settings(anonymized_telemetry=False)
         try:
+            name = COLLECTION if self.embedding == "hashing" else f"{COLLECTION}_{self.embedding}"
             if self.url:
                 from urllib.parse import urlparse
 
@@ -354,27 +397,55 @@ class SemanticIndex:
                 client = chromadb.HttpClient(
                     host=u.hostname, port=u.port or 8000, ssl=u.scheme == "https", settings=settings
                 )
-            else:
-                if not (self.path / "chroma.sqlite3").exists():
-                    _forget_deleted_store(str(self.path))
+                return client.get_or_create_collection(
+                    name, embedding_function=_embedding_function(self.embedding), metadata={"hnsw:space": "cosine"}
+                )
+            with _STORES:  # chromadb keeps one client per path, made on first use: one thread at a time
+                key = str(self.path)
+                _forget_stale_store(key, _identity(self._db))
                 self.path.mkdir(parents=True, exist_ok=True)
-                client = chromadb.PersistentClient(path=str(self.path), settings=settings)
-            name = COLLECTION if self.embedding == "hashing" else f"{COLLECTION}_{self.embedding}"
-            return client.get_or_create_collection(
-                name, embedding_function=_embedding_function(self.embedding), metadata={"hnsw:space": "cosine"}
-            )
+                client = chromadb.PersistentClient(path=key, settings=settings)
+                coll = client.get_or_create_collection(
+                    name, embedding_function=_embedding_function(self.embedding), metadata={"hnsw:space": "cosine"}
+                )
+                self._store = _STORE_FILES[key] = _identity(self._db)
+                return coll
         except ConfigError:
             raise
         except Exception as e:
-            where = self.url or str(self.path)
-            raise IndexError_(f"cannot open the Chroma index at {where}: {e}") from e
+            if self.url:
+                raise IndexError_(f"cannot open the Chroma index at {self.url}: {e}") from e
+            raise IndexError_(
+                f"cannot open the Chroma index at {self.path}: {e}; it is derived from skills/: "
+                f"delete {self.path} and it is made again (`skillforge reindex` fills it at once)"
+            ) from e
+
+    def _call(self, op: Any) -> Any:
+        """``op(collection)``; a call that fails on an open collection is retried once on a reopened one
+        (the store was deleted, or another index on its path made chromadb's client again)."""
+        with self._lock:
+            coll = self.collection
+            try:
+                return op(coll)
+            except Exception as e:
+                if self.url:
+                    raise
+                logger.info("Chroma call failed on %s (%s); reopening it once", self.path, e)
+                self._collection = None
+                return op(self.collection)
 
     def sync(self, skills: list[Any], *, prune: bool = True) -> int:
         """Make the collection match ``skills`` (by content hash); returns how many entries changed.
 
         With ``prune=False`` entries of other skills are left alone (syncing in batches).
         """
-        coll = self.collection
+        with self._lock:
+            changed = self._call(lambda coll: self._sync(coll, skills, prune))
+            if prune:
+                self._full = self.url or self._store
+            return changed  # type: ignore[no-any-return]
+
+    def _sync(self, coll: Any, skills: list[Any], prune: bool) -> int:
         wanted = {s.name: s for s in skills}
         if prune:
             have = coll.get(include=["metadatas"])
@@ -398,27 +469,35 @@ class SemanticIndex:
 
     def prune(self, keep: set[str]) -> int:
         """Delete entries for skills not in ``keep``; returns how many."""
-        coll = self.collection
-        gone = sorted(set(coll.get(include=[])["ids"]) - keep)
-        if gone:
-            coll.delete(ids=gone)
-            self._count = None
-        return len(gone)
+
+        def op(coll: Any) -> int:
+            gone = sorted(set(coll.get(include=[])["ids"]) - keep)
+            if gone:
+                coll.delete(ids=gone)
+                self._count = None
+            return len(gone)
+
+        return self._call(op)  # type: ignore[no-any-return]
 
     def remove(self, name: str) -> None:
-        self.collection.delete(ids=[name])
-        self._count = None
+        with self._lock:
+            self._count = None
+            self._call(lambda coll: coll.delete(ids=[name]))
 
     def upsert(self, skill: Any) -> None:
-        self._count = None
-        self.collection.upsert(
-            ids=[skill.name],
-            documents=[skill_document(skill)],
-            metadatas=[{"hash": skill.content_hash, "template": skill.template.text}],
-        )
+        with self._lock:
+            self._count = None
+            self._call(lambda coll: coll.upsert(
+                ids=[skill.name],
+                documents=[skill_document(skill)],
+                metadatas=[{"hash": skill.content_hash, "template": skill.template.text}],
+            ))
 
     def query(self, task: str, n: int = 8) -> list[str]:
-        coll = self.collection
+        with self._lock:
+            return self._call(lambda coll: self._query(coll, task, n))  # type: ignore[no-any-return]
+
+    def _query(self, coll: Any, task: str, n: int) -> list[str]:
         if self._count is None:  # counting is a scan in Chroma (ms at 100k): done once, then tracked
             self._count = coll.count()
         if self._count == 0:
@@ -433,16 +512,42 @@ class SemanticIndex:
         return list(res["ids"][0])
 
 
-def _forget_deleted_store(path: str) -> None:
-    """Drop chromadb's in-process client for a store whose files were deleted (a state dir removed
-    to rebuild it): chromadb keeps one per path, and a kept one reads tables that are gone."""
+_STORES = threading.Lock()
+_STORE_FILES: dict[str, tuple[int, int] | None] = {}  # path → the chroma.sqlite3 its cached chromadb client opened
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    """Which file is at ``path`` (device, inode), or None: a file deleted and made again is another file."""
     try:
-        from chromadb.api.client import SharedSystemClient
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
+def _forget_stale_store(path: str, now: tuple[int, int] | None) -> None:
+    """Drop chromadb's in-process client for ``path`` if the store it opened is gone or replaced.
+
+    chromadb keeps one client per path for the life of the process (a private cache: no public way
+    to drop it); kept after its files were deleted, it reads and writes files that are no longer
+    there ("attempt to write a readonly database", "no such table: collections"). Whether the files
+    are the same is decided by identity (device, inode) of ``chroma.sqlite3``, not by its existence:
+    anything that makes the file again before we look (another index, a late write of the old
+    client) would otherwise pass for the old store. The old client's connections keep the deleted
+    file open, so its inode is not handed to a new file while that client could be reused.
+    """
+    try:
+        from chromadb.api.shared_system_client import SharedSystemClient
     except ImportError:  # pragma: no cover - chromadb is a dependency
         return
-    system = SharedSystemClient._identifier_to_system.pop(path, None)  # a private cache: no public way
-    if system is not None:
-        try:
-            system.stop()
-        except Exception as e:  # stopping a system whose files are gone may fail; it is dropped either way
-            logger.debug("stopping the old Chroma client for %s: %s", path, e)
+    cached = SharedSystemClient._identifier_to_system.get(path)
+    if cached is None:
+        return
+    if now is not None and _STORE_FILES.get(path, now) == now:
+        return  # the store the cached client opened (or one opened outside skillforge): keep it
+    SharedSystemClient._identifier_to_system.pop(path, None)
+    SharedSystemClient._identifier_to_refcount.pop(path, None)  # a late close() of an old client must not stop the new one
+    try:
+        cached.stop()
+    except Exception as e:  # stopping a system whose files are gone may fail; it is dropped either way
+        logger.debug("stopping the old Chroma client for %s: %s", path, e)

@@ -9,6 +9,7 @@ a file lock; the runs a skill was learned from are kept beside it in
 from __future__ import annotations
 
 import ast
+import contextlib
 import hashlib
 import json
 import logging
@@ -16,6 +17,8 @@ import os
 import re
 import sqlite3
 import tempfile
+import threading
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -253,19 +256,24 @@ class MetaCache:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._conn: sqlite3.Connection | None = None
+        self._file: tuple[int, int] | None = None  # which file ``_conn`` has open (device, inode)
         self._pending: list[tuple[str, str, str]] = []
 
     def _db(self) -> sqlite3.Connection | None:
         if self._conn is None:
+            conn = None
             try:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
                 conn = sqlite3.connect(str(self.path), timeout=10.0, check_same_thread=False)
                 conn.execute("PRAGMA journal_mode=WAL")
                 conn.execute("CREATE TABLE IF NOT EXISTS entries (key TEXT PRIMARY KEY, kind TEXT NOT NULL, value TEXT NOT NULL)")
-                self._conn = conn
-            except sqlite3.Error as e:  # a cache: without it, files are parsed every time
+            except (OSError, sqlite3.Error) as e:  # a cache: without it, files are parsed every time
+                if conn is not None:
+                    conn.close()
                 logger.info("library cache unavailable at %s: %s", self.path, e)
                 return None
+            self._conn = conn
+            self._file = _identity(self.path)
         return self._conn
 
     def _get(self, key: str) -> Any:
@@ -293,6 +301,10 @@ class MetaCache:
     def save(self) -> None:
         """Write what was added since the last save, in one transaction."""
         pending, self._pending = self._pending, []
+        if self._conn is not None and _identity(self.path) != self._file:  # deleted (a state dir removed) or replaced
+            logger.info("library cache %s was deleted or replaced; starting a new one", self.path)
+            self._conn.close()
+            self._conn = None
         conn = self._db()
         if conn is None or not pending:
             return
@@ -301,6 +313,15 @@ class MetaCache:
                 conn.executemany("INSERT OR REPLACE INTO entries (key, kind, value) VALUES (?, ?, ?)", pending)
         except sqlite3.Error as e:
             logger.info("could not save the library cache: %s", e)
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    """Which file is at ``path`` (device, inode), or None: a file deleted and made again is another file."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
 
 
 def atomic_write(path: Path, text: str) -> None:
@@ -347,14 +368,37 @@ class Library:
 
     def __init__(self, skills_dir: str | os.PathLike[str]) -> None:
         self.dir = Path(skills_dir)
-        self._lock: FileLock | None = None
+        # One writer at a time. Threads of this process wait on ``mutex`` (re-entrant); the thread that
+        # holds it takes the file lock once, for other processes. A file lock alone is not enough:
+        # filelock refuses (RuntimeError "Deadlock") a second FileLock on one file in a thread, and its
+        # waiters poll; so one FileLock per Library and process, made under ``mutex``.
+        self.mutex = threading.RLock()
+        self._file_lock: FileLock | None = None
+        self._pid = 0  # the process the file lock was made in (filelock refuses one inherited by fork)
+        self._depth = 0  # how deep the thread holding ``mutex`` is in lock()
 
-    def lock(self) -> FileLock:
-        """The library's inter-process lock (re-entrant within this process)."""
-        if self._lock is None:
-            self.dir.mkdir(parents=True, exist_ok=True)
-            self._lock = FileLock(str(self.dir / ".skillforge.lock"))
-        return self._lock
+    @contextlib.contextmanager
+    def lock(self) -> Iterator[None]:
+        """Hold the library: one thread of this process and one process at a time (re-entrant).
+
+        Example:
+            >>> with Library("skills").lock():  # doctest: +SKIP
+            ...     ...  # read, decide, write: nobody else writes meanwhile
+        """
+        with self.mutex:
+            if self._depth == 0:
+                if self._file_lock is None or self._pid != os.getpid():
+                    self._file_lock, self._pid = FileLock(str(self.dir / ".skillforge.lock")), os.getpid()
+                self.dir.mkdir(parents=True, exist_ok=True)  # deleted since the last write? the lock file lives here
+                self._file_lock.acquire()
+            lock = self._file_lock
+            self._depth += 1
+            try:
+                yield
+            finally:
+                self._depth -= 1
+                if self._depth == 0:
+                    lock.release()
 
     def paths(self) -> list[Path]:
         if not self.dir.is_dir():

@@ -16,6 +16,7 @@ from __future__ import annotations
 import atexit
 import json
 import logging
+import os
 import sqlite3
 import threading
 import time
@@ -23,6 +24,8 @@ import weakref
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from ._exceptions import RunLogError
 
 __all__ = ["RunLog", "SkillStats", "Stats"]
 
@@ -104,27 +107,43 @@ class RunLog:
         self._last_flush = time.monotonic()
         self._lock = threading.Lock()
         self._conn: sqlite3.Connection | None = None
+        self._file: tuple[int, int] | None = None  # which file ``_conn`` has open (device, inode)
         atexit.register(_flush_at_exit, weakref.ref(self))
 
     def _connect(self) -> sqlite3.Connection:
+        """The open log; made again if its file was deleted or replaced since (a state dir removed).
+
+        Raises ``sqlite3.DatabaseError`` if the file is not a run log (``stats`` says how to fix it).
+        """
+        if self._conn is not None and _identity(self.path) != self._file:
+            logger.warning("the run log %s was deleted or replaced; solves are recorded in a new one from now on", self.path)
+            self._conn.close()
+            self._conn = None
         if self._conn is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             conn = sqlite3.connect(str(self.path), timeout=10.0, check_same_thread=False)
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")
-            conn.executescript(_SCHEMA)
+            try:
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute("PRAGMA synchronous=NORMAL")
+                conn.executescript(_SCHEMA)
+            except sqlite3.Error:
+                conn.close()
+                raise
             self._conn = conn
+            self._file = _identity(self.path)
         return self._conn
 
     def record(self, result: Any) -> None:
         """Queue one solve; written with the next batch. Never raises."""
         now = time.time()
-        self._clauses.extend((now, result.task, i, clause, skill) for i, (clause, skill) in enumerate(result.clauses))
-        if result.source == "skill" and result.error is None:  # a clean hit: a small row, no result kept
-            self._hits.append((now, result.task, result.skill, len(result._raw_calls), result.duration))
-        else:
-            self._pending.append((now, result))
-        if len(self._hits) + len(self._pending) >= self.batch or time.monotonic() - self._last_flush > self.seconds:
+        with self._lock:  # flush swaps the queues under it: an append never lands in a queue being written
+            self._clauses.extend((now, result.task, i, clause, skill) for i, (clause, skill) in enumerate(result.clauses))
+            if result.source == "skill" and result.error is None:  # a clean hit: a small row, no result kept
+                self._hits.append((now, result.task, result.skill, len(result._raw_calls), result.duration))
+            else:
+                self._pending.append((now, result))
+            due = len(self._hits) + len(self._pending) >= self.batch or time.monotonic() - self._last_flush > self.seconds
+        if due:
             self.flush()
 
     def flush(self) -> None:
@@ -176,10 +195,16 @@ class RunLog:
         hit of each of them, and a run of several requests taught each skill it wrote.
         """
         self.flush()
-        conn = self._connect()
-        rows = conn.execute(
-            "SELECT source, skill, learned, ok, llm_calls, prompt_tokens + completion_tokens, duration FROM log"
-        ).fetchall()
+        with self._lock:
+            try:
+                rows = self._connect().execute(
+                    "SELECT source, skill, learned, ok, llm_calls, prompt_tokens + completion_tokens, duration FROM log"
+                ).fetchall()
+            except sqlite3.DatabaseError as e:
+                raise RunLogError(
+                    f"the run log {self.path} cannot be read ({e}); it holds statistics only (skills/ is the truth): "
+                    "delete it and a new one is started"
+                ) from e
         agent_rows = [r for r in rows if r[0] != "skill"]
         mean_req = sum(r[4] for r in agent_rows) / len(agent_rows) if agent_rows else 0.0
         mean_tok = sum(r[5] for r in agent_rows) / len(agent_rows) if agent_rows else 0.0
@@ -243,6 +268,15 @@ def _utf8(text: str) -> str:
         return text
     except UnicodeEncodeError:
         return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    """Which file is at ``path`` (device, inode), or None: a file deleted and made again is another file."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
 
 
 def _calls(result: Any) -> str | None:

@@ -13,7 +13,7 @@ from typing import Any
 
 import click
 
-from ._exceptions import SkillforgeError
+from ._exceptions import RunLogError, SkillforgeError
 
 __all__ = ["main"]
 
@@ -79,10 +79,17 @@ def solve(task: str, app: str | None) -> None:
 def list_skills(app: str | None) -> None:
     """List the usable skills: hits so far, and their templates."""
     forge = _load_forge(app)
-    hits = {s.name: s.hits for s in forge.stats().skills} if forge.runlog is not None else {}
+    hits: dict[str, int] | None = {}
+    if forge.runlog is not None:
+        try:
+            hits = {s.name: s.hits for s in forge.stats().skills}
+        except RunLogError as e:  # statistics only: the skills are listed without their hits
+            click.echo(f"warning: {e}; hits are not shown", err=True)
+            hits = None
     click.echo(f"{'skill':32} {'hits':>6}  template")
     for s in forge.skills():
-        click.echo(f"{s.name:32} {hits.get(s.name, 0):>6}  {s.template.text}{'  (edited)' if s.edited else ''}")
+        count = "-" if hits is None else hits.get(s.name, 0)
+        click.echo(f"{s.name:32} {count:>6}  {s.template.text}{'  (edited)' if s.edited else ''}")
     for p in forge.problems:
         click.echo(f"! {p.path}: {p.reason}", err=True)
 
@@ -92,7 +99,10 @@ def list_skills(app: str | None) -> None:
 def stats(app: str | None) -> None:
     """Hits, misses, handovers, model requests and tokens saved: overall and per skill."""
     forge = _load_forge(app)
-    st = forge.stats()
+    try:
+        st = forge.stats()
+    except RunLogError as e:  # a one-line message that says how to fix it, not a traceback
+        raise click.ClickException(str(e)) from e
     o = st.overall
     click.echo(
         f"solves: {o.solves}  hits: {o.hits}  agent: {o.agent}  handovers: {o.handovers}  failed: {o.failed}"

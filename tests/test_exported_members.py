@@ -7,7 +7,7 @@ import skillforge
 EXPECTED = {
     "Agent", "AgentError", "BudgetExceeded", "Call", "Check", "Compiled", "ConfigError", "Forge", "GuardFailed", "IndexError_",
     "InvalidTaskError", "NoAgentError", "NotSerializableError", "OpenAIAgent", "Outcome", "PolicyError", "Rejected",
-    "Result", "SandboxError", "Settings", "SkillFileError", "SkillforgeError", "SkillforgeSignal",
+    "Result", "RunLogError", "SandboxError", "Settings", "SkillFileError", "SkillforgeError", "SkillforgeSignal",
     "ToolDefinitionError", "ToolRef", "Trajectory", "UserError", "__version__", "canonical_json",
     "compile_run", "default_forge", "load_settings", "require", "solve", "tool",
 }

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -81,6 +82,28 @@ def test_the_index_is_derived_deleting_state_loses_nothing(tmp_path: Path) -> No
     assert again.find("Please ship order #1 to 1 Elm Street, Lakeside instead.") is not None
     assert again.reindex() == len(again.skills())  # rebuilt from the files
     assert again.reindex() == 0
+
+
+def test_a_store_made_again_at_its_path_is_not_read_through_chromadbs_old_client(tmp_path: Path) -> None:
+    """chromadb keeps one client per path for the process; a file at the path is not proof it is the
+    store that client opened (here an empty database stands where the deleted store was, as a late
+    write of the old client leaves one). Reused, the old client reads and writes the deleted file:
+    the rebuilt index never reaches the disk ("no such table: collections")."""
+    forge = _forge_over_committed_skills(tmp_path)
+    forge.reindex()
+    shutil.rmtree(tmp_path / "state")
+    store = tmp_path / "state" / "chroma" / "chroma.sqlite3"
+    store.parent.mkdir(parents=True)
+    sqlite3.connect(str(store)).close()
+    again = _forge_over_committed_skills(tmp_path)
+    assert again.reindex() == len(again.skills())  # rebuilt, into the file that is there now
+    db = sqlite3.connect(str(store))
+    try:
+        assert db.execute("SELECT COUNT(*) FROM collections").fetchone() == (1,)
+    finally:
+        db.close()
+    assert forge.reindex() == 0  # the first forge reopens the store and finds it complete
+    assert set(forge.semantic.collection.get()["ids"]) == {s.name for s in forge.skills()}
 
 
 def test_reindex_repairs_stale_and_removed_entries(tmp_path: Path) -> None:
