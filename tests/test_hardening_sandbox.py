@@ -29,13 +29,13 @@ def list_rows(table: str) -> dict:
     Args:
         table: the table's name.
     """
-    return {"table": table, "label": f"{table} rows", "count": 3, "rows": [{"n": i, "name": f"r{i}"} for i in range(ROWS)]}
+    return {"table": table, "label": "ten chars.", "count": 3, "rows": [{"n": i, "name": f"r{i}"} for i in range(ROWS)]}
 
 
 def _agent(rows: Callable[..., dict], seen: list[str]) -> Callable[[str], str]:
     def agent(task: str) -> str:
         seen.append(task)
-        return f"The table holds {rows(table=task.split()[-1])['label']}."
+        return f"The table holds {rows(table=task.split()[-1])['table']}."
 
     return agent
 
@@ -89,7 +89,7 @@ class Planted:
 
 def test_the_learned_skill_replays_unchanged(learned_rows: str, tmp_path: Path) -> None:
     result, _elapsed, _peak = Planted(tmp_path, learned_rows, "").solve()
-    assert result.source == "skill" and result.output == "The table holds beta rows.", result.handover
+    assert result.source == "skill" and result.output == "The table holds beta.", result.handover
 
 
 # -- item 6: time -------------------------------------------------------------------------
@@ -119,7 +119,7 @@ def test_a_skill_that_runs_long_without_tool_calls_stops_within_its_time_budget(
     assert result.source == "agent" or result.source == "skill+agent", result.source
     assert result.handover is not None and why in result.handover and "stopped" in result.handover, result.handover
     assert planted.asked == ["Show table beta"]  # the agent took over
-    assert result.output == "The table holds beta rows."
+    assert result.output == "The table holds beta."
     assert elapsed < 1.0, f"{name}: {elapsed:.2f} s against a 0.1 s budget"
 
 
@@ -159,7 +159,7 @@ def test_a_skill_that_builds_huge_values_stops_before_allocating_them(
     planted = Planted(tmp_path, learned_rows, code)
     result, elapsed, peak = planted.solve()
     assert result.handover is not None and "budget" in result.handover and "stopped" in result.handover, (name, result.handover)
-    assert planted.asked == ["Show table beta"] and result.output == "The table holds beta rows."
+    assert planted.asked == ["Show table beta"] and result.output == "The table holds beta."
     assert peak < 256 * 2**20, f"{name}: {peak / 2**20:.0f} MiB traced"
     assert elapsed < 5
 
@@ -225,7 +225,7 @@ def board_forge(tmp_path: Path) -> tuple[Forge, Board, list[str]]:
 
 
 REBINDINGS = [
-    ("assigned-a-result", "board = get_result\nboard.update(topic='x')"),
+    ("assigned-a-result", "board = get_result\nx = board.get('posts')"),
     ("assigned-a-list", "board = get_result['posts']\nfor x in board:\n    board.append(x)"),
     ("loop-target", "for board in [get_result['posts']]:\n    board.append('x')"),
     ("comprehension-target", "x = [board.append('x') for board in [get_result['posts']]]"),
