@@ -106,7 +106,7 @@ TIME_ATTACKS = [
     ("nested-loops-without-calls", NESTED, "time budget"),  # 40**4 iterations, no tool call among them
     ("round-to-huge-negative-digits", "x = round(R['count'], -1000000000000000)", "round"),
     ("repeated-squaring", SQUARING, "integer"),
-    ("loop-over-a-comprehension", "x = [[a for a in R['rows']] for b in R['rows']]\n" + NESTED.replace("R['rows']", "x", 1), "time budget"),
+    ("nested-comprehensions", "x = [[[[a for a in R['rows']] for b in R['rows']] for c in R['rows']] for d in R['rows']]", "time budget"),
 ]
 
 
@@ -137,7 +137,7 @@ def test_iterations_have_a_budget_of_their_own(learned_rows: str, tmp_path: Path
 
 MEMORY_ATTACKS = [
     ("repetition-by-a-variable", "n = R['count'] * 40000000\ns = R['label'] * n"),  # 10 chars * 120 M
-    ("repetition-int-first", "n = R['count'] * 40000000\ns = n * [R['label']]"),
+    ("repetition-int-first", "n = R['count'] * 40000000\ns = n * R['label']"),
     ("doubling", "s = R['label']\n" + "s = s + s\n" * 27),  # 10 chars * 2**27
     ("doubling-a-list", "s = R['rows']\n" + "s = s + s\n" * 25),  # 40 items * 2**25
     ("format-width-builtin", "s = format(R['label'], '>1300000000')"),
@@ -268,7 +268,7 @@ def fetch_all(kind: str) -> list:
     Args:
         kind: the kind of record.
     """
-    return [{"kind": kind, "name": f"{kind}-first"}]
+    return [{"kind": kind, "name": "the first"}]
 
 
 def fetch_values(kind: str) -> dict:
@@ -277,7 +277,7 @@ def fetch_values(kind: str) -> dict:
     Args:
         kind: the kind of record.
     """
-    return {"kind": kind, "name": f"{kind} values"}
+    return {"kind": kind, "name": "some values"}
 
 
 def top_items(category: str, max: int, sorted: str) -> dict:  # noqa: A002 - parameter names like builtins, on purpose
@@ -288,17 +288,17 @@ def top_items(category: str, max: int, sorted: str) -> dict:  # noqa: A002 - par
         max: how many at most.
         sorted: the order.
     """
-    return {"category": category, "best": f"{category} deluxe", "count": max, "order": sorted}
+    return {"category": category, "best": "deluxe", "count": max, "order": sorted}
 
 
 NAMING = [
-    ("result-named-all", fetch_all, lambda t, tool: f"The first is {tool(kind=t.split()[-1])[0]['name']}.",
-     "Show records of widgets", "Show records of gadgets", "The first is gadgets-first."),
-    ("result-named-values", fetch_values, lambda t, tool: f"Found {tool(kind=t.split()[-1])['name']}.",
-     "Show values of widgets", "Show values of gadgets", "Found gadgets values."),
+    ("result-named-all", fetch_all, lambda t, tool: (lambda r: f"The first of {r[0]['kind']} is {r[0]['name']}.")(tool(kind=t.split()[-1])),
+     "Show records of widgets", "Show records of gadgets", "The first of gadgets is the first."),
+    ("result-named-values", fetch_values, lambda t, tool: (lambda r: f"Found {r['name']} of {r['kind']}.")(tool(kind=t.split()[-1])),
+     "Show values of widgets", "Show values of gadgets", "Found some values of gadgets."),
     ("parameters-named-max-and-sorted",
-     top_items, lambda t, tool: "Best: " + tool(category=t.split()[3], max=int(t.split()[2]), sorted=t.split()[-1])["best"],
-     "Show the 3 lamps by price", "Show the 4 mugs by rating", "Best: mugs deluxe"),
+     top_items, lambda t, tool: (lambda r: f"Best {r['category']}: {r['best']}")(tool(category=t.split()[3], max=int(t.split()[2]), sorted=t.split()[-1])),
+     "Show the 3 lamps by price", "Show the 4 mugs by rating", "Best mugs: deluxe"),
 ]
 
 
