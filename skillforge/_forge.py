@@ -35,7 +35,7 @@ from ._library import Library, MetaCache, SkillFile, read_skill_file
 from ._composing import Composing
 from ._learner import Learning
 from ._template import TaskTemplate
-from ._policy import Violation, check_policy
+from ._policy import POLICY_VERSION, Violation, check_policy
 from ._runlog import RunLog, Stats
 from ._sandbox import compile_skill, load_function
 from ._tools import Check, Run, Tool, ToolRegistry, activate, deactivate
@@ -254,6 +254,7 @@ class Forge(Learning, Composing):
         """The policy's verdict on a file, remembered by its content and this forge's tools."""
         tools_key = hashlib.sha256(
             repr(sorted((t.name, t.module, t.qualname, t.is_method) for t in self.registry.tools.values())).encode()
+            + f" policy {POLICY_VERSION}".encode()  # a verdict an older policy gave is not trusted
         ).hexdigest()[:16]
         content_key = hashlib.sha256(skill.source.encode("utf-8")).hexdigest()
         cached = self.cache.get_policy(content_key, tools_key)

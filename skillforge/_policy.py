@@ -25,8 +25,11 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-__all__ = ["HELPERS", "RESERVED", "SAFE_BUILTINS", "Violation", "check_policy", "modest_format"]
+__all__ = ["HELPERS", "POLICY_VERSION", "RESERVED", "SAFE_BUILTINS", "Violation", "check_policy", "modest_format"]
 
+# Changes whenever the policy refuses something it allowed before: a verdict cached under another
+# version (``Forge``'s state dir) is not trusted. 2: instance names never rebound, format specs bounded.
+POLICY_VERSION = 2
 HELPERS = frozenset({"require", "has", "check", "pick", "values", "join", "near", "rank", "updated"})
 RUNTIME_MODULE = "skillforge.runtime"
 SAFE_BUILTINS = frozenset(

@@ -252,6 +252,28 @@ def test_a_method_call_on_a_rebound_instance_name_is_refused(
     assert board.posts["sales"] == ["mugs", "seen"]  # the agent's one recorded post; nothing else reached the list
 
 
+def test_a_verdict_cached_by_an_earlier_policy_is_not_trusted(board_forge: tuple[Forge, Board, list[str]]) -> None:
+    """A state dir written before the policy tightened holds "no violations" for files it now refuses."""
+    import hashlib
+
+    from skillforge._library import MetaCache
+
+    forge, _board, _asked = board_forge
+    path = next(p for p in forge.skills_dir.glob("*.py") if p.name != "__init__.py")
+    source = path.read_text()
+    m = re.search(r"^    (\w+) = (\w+)\.get\(topic=topic\)\n", source, re.M)
+    planted = source[: m.end()] + f"    {m[2]} = {m[1]}['posts']\n    {m[2]}.append('x')\n" + source[m.end() :]  # type: ignore[index]
+    path.write_text(planted)
+    old_tools_key = hashlib.sha256(  # how earlier versions keyed a verdict: by the tools alone
+        repr(sorted((t.name, t.module, t.qualname, t.is_method) for t in forge.registry.tools.values())).encode()
+    ).hexdigest()[:16]
+    cache = MetaCache(forge.state_dir / "library.sqlite3")
+    cache.put_policy(hashlib.sha256(planted.encode()).hexdigest(), old_tools_key, [])
+    cache.save()
+    forge.reload()
+    assert {v[1] for p in forge.problems for v in p.violations} == {"attribute"}
+
+
 def test_the_instance_parameter_itself_still_calls_its_methods(board_forge: tuple[Forge, Board, list[str]]) -> None:
     forge, board, asked = board_forge
     result = forge.solve("Mark the board sales")
