@@ -5,12 +5,21 @@ modules) and of ``skillforge.runtime`` helpers, one literal ``SKILL = {...}`` an
 function. Inside the function: assignments to plain names, calls, ``if``, ``for``
 over values that came from tool results, ``return``. Calls go only to registered
 tools, the runtime helpers and a few safe builtins. Refused anywhere: names and
-attributes starting with ``_``, attribute access other than an instance's tool
-method, ``while``, ``try``, ``with``, ``raise``, ``del``, ``global``, nested
-``def``/``class``/``lambda``, set and dict comprehensions and list comprehensions
-other than one plain ``for`` over a parameter or a result, ``**`` and other powers and shifts,
-repetition of a literal sequence, ``*``/``**`` unpacking, and names that shadow
-the helpers, the tools or the builtins.
+attributes starting with ``_``, attribute access other than a tool method called on
+the instance parameter itself (a parameter the file declares an instance for, never
+rebound anywhere in the function: ``inventory = result`` would make
+``inventory.append`` a list's), ``while``, ``try``, ``with``, ``raise``, ``del``,
+``global``, nested ``def``/``class``/``lambda``, set and dict comprehensions and list
+comprehensions other than one plain ``for`` over a parameter or a result, ``**`` and
+other powers and shifts, repetition of a literal sequence, ``*``/``**`` unpacking,
+format specs computed at run time or with a width or precision past 99, and names
+that shadow the helpers, the tools or the builtins (``RESERVED``).
+
+What the code may contain bounds what it does: no ``while``, no recursion, loops
+only over values that exist. How long those loops run and how large the values
+they build grow is the sandbox's budget (``skillforge._sandbox``), enforced on every
+iteration and every operation that can grow, since one C call (``'a' * 10**9``)
+cannot be interrupted and a timer can be swallowed.
 
 Together with RestrictedPython's compile-time and run-time guards this makes
 generated, reviewed code terminate and reach nothing but the user's tools. It is a
