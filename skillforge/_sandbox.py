@@ -15,7 +15,8 @@ interrupted). Compiling rewrites them:
 - ``+``, ``*`` and ``%`` go through guards that charge the characters or items
   they would build to ``MAX_BUILT`` *before* building them, and keep integers
   under ``MAX_INT_BITS``; so do f-strings, ``str()``, ``repr()``, ``format()``,
-  ``sum()`` and the ``join`` helper; ``format()`` and ``%`` refuse widths and
+  ``sum()`` and the ``join`` helper, and, inside loops, where copies add up,
+  ``sorted()``, ``list()``, ``dict()`` and the ``values`` and ``updated`` helpers; ``format()`` and ``%`` refuse widths and
   precisions past 99 (the policy refuses them in f-strings); ``round()`` takes
   at most 400 digits either way.
 
@@ -162,6 +163,17 @@ def _fstring(text: str) -> str:
     return text
 
 
+def _copied(func: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """``func(...)`` (``sorted``, ``list``, ``dict``, ``values``, ``updated``) inside a loop: its copy charged.
+
+    Outside loops a copy is at most as large as what it copies; in a loop the copies add up
+    (``[sorted(rows) for row in rows]``), so there each is charged, after it is made.
+    """
+    out = func(*args, **kwargs)
+    spend_built(len(out))
+    return out
+
+
 def _round(number: Any, ndigits: Any = None) -> Any:
     if type(ndigits) is int and not -MAX_ROUND_DIGITS <= ndigits <= MAX_ROUND_DIGITS:
         raise BudgetExceeded(f"round() to {ndigits:,} digits: the skill's budget allows {MAX_ROUND_DIGITS} either way")
@@ -178,10 +190,29 @@ def _sum(items: Any, /, start: Any = 0) -> Any:
 
 
 _GUARDED_OPS = {ast.Add: "_add_", ast.Mult: "_mul_", ast.Mod: "_mod_"}
+_COPIES = frozenset({"sorted", "list", "dict", "values", "updated"})  # charged inside loops (see _copied)
 
 
 class _Budgeted(RestrictingNodeTransformer):
     """RestrictedPython's transformer, plus calls to the budget guards around what can grow."""
+
+    loops = 0  # how many loops (``for`` bodies, comprehensions) the node being visited is inside
+
+    def _looping(self, visit: Callable[[Any], Any], node: Any) -> Any:
+        self.loops += 1
+        try:
+            return visit(node)
+        finally:
+            self.loops -= 1
+
+    def visit_For(self, node: ast.For) -> Any:
+        return self._looping(super().visit_For, node)
+
+    def visit_ListComp(self, node: ast.ListComp) -> Any:
+        return self._looping(super().visit_ListComp, node)
+
+    def visit_GeneratorExp(self, node: ast.GeneratorExp) -> Any:
+        return self._looping(super().visit_GeneratorExp, node)
 
     def visit_BinOp(self, node: ast.BinOp) -> Any:
         node = self.node_contents_visit(node)
@@ -194,6 +225,9 @@ class _Budgeted(RestrictingNodeTransformer):
         node = super().visit_Call(node)
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "str":
             node.func = ast.copy_location(ast.Name("_str_", ast.Load()), node.func)  # str stays the type elsewhere
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _COPIES and self.loops:
+            node.args.insert(0, node.func)
+            node.func = ast.copy_location(ast.Name("_copied_", ast.Load()), node.func)
         return node
 
     def visit_FormattedValue(self, node: ast.FormattedValue) -> Any:
@@ -282,6 +316,7 @@ def load_function(
         "_mod_": _mod,
         "_str_": _str,
         "_fstring_": _fstring,
+        "_copied_": _copied,
     }
     exec(code, glb)  # noqa: S102 - restricted code object, restricted globals
     func = glb.get(name)

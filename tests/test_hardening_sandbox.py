@@ -148,6 +148,8 @@ MEMORY_ATTACKS = [
     ("fstrings-in-a-loop", "s = R['label'] * 100000\nx = [f'{s}{s}{s}' for a in R['rows']]\ny = [[f'{s}' for b in R['rows']] for a in R['rows']]"),
     ("sum-of-lists", "x = [R['rows'] for a in R['rows']]\ny = sum([x for a in R['rows']], [])\nz = [sum(y, []) for a in R['rows']]"),
     ("join-of-copies", "s = R['label'] * 100000\ny = [join([s for a in R['rows']], '') for b in R['rows']]"),
+    ("sorted-copies-in-a-loop", "x = [R['rows'] for a in R['rows']]\ny = sum([x for a in R['rows']], [])\nz = [[[sorted(y) for a in R['rows']] for b in R['rows']] for c in R['rows']]"),
+    ("list-copies-in-a-loop", "x = [R['rows'] for a in R['rows']]\ny = sum([x for a in R['rows']], [])\nz = [[[list(y) for a in R['rows']] for b in R['rows']] for c in R['rows']]"),
     ("str-of-a-large-list", "x = [R['rows'] for a in R['rows']]\ny = [[str(x) for a in R['rows']] for b in R['rows']]"),
 ]
 
