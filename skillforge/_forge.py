@@ -70,7 +70,7 @@ class Forge(Learning, Composing):
         chroma_url: a Chroma server to use instead of the embedded store.
         learn: write skills from successful agent runs.
         max_skill_calls: tool calls one skill run may make before it is stopped.
-        max_skill_seconds: time one skill run may take (checked every 8 tool calls and at every loop iteration).
+        max_skill_seconds: time one skill run may take (checked every 8 tool calls and every 32 loop iterations).
         run_log: record every solve in SQLite under ``state_dir`` (``skillforge stats``).
         embedding: ``"hashing"`` (offline, default) or ``"minilm"`` (offline, semantic; an extra).
         importable_skills: require tools that skill files can import (not ``__main__`` or
