@@ -233,7 +233,9 @@ class _Budgeted(RestrictingNodeTransformer):
         return node
 
     def visit_FormattedValue(self, node: ast.FormattedValue) -> Any:
-        node.value = self.visit(node.value)  # its spec is literal text (the policy sees to it)
+        node.value = self.visit(node.value)
+        if node.format_spec is not None:  # checked like the rest, but not wrapped: a spec stays a JoinedStr
+            node.format_spec = self.node_contents_visit(node.format_spec)
         return node
 
     def visit_JoinedStr(self, node: ast.JoinedStr) -> Any:

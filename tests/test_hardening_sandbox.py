@@ -345,3 +345,14 @@ def test_runs_whose_names_clash_with_builtins_are_learned_and_replayed(
     again.agent = lambda task, tool=again.tool(read=True)(func): agent(task, tool)
     assert again.solve(first).learned == learned.learned
     assert (again.skills_dir / f"{learned.learned}.py").read_text() == source
+
+
+def test_restrictedpython_still_sees_inside_format_specs_under_the_budget_rewrite() -> None:
+    """The budget rewrite leaves a spec unwrapped, but RestrictedPython's own checks still reach into it."""
+    from skillforge import SandboxError
+    from skillforge._sandbox import compile_skill, load_function
+
+    with pytest.raises(SandboxError, match="_y"):
+        compile_skill("def f(x):\n    return f'{x:{_y}}'\n", "<t>")
+    f = load_function(compile_skill("def f(x):\n    return f'{x:>6} {x:,.2f}' + str(x)\n", "<t>"), "f", {}, "t")
+    assert f(1234.5) == "1234.5 1,234.50" + "1234.5"  # guarded f-strings, + and str() give what Python gives
