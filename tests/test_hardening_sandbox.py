@@ -356,3 +356,41 @@ def test_restrictedpython_still_sees_inside_format_specs_under_the_budget_rewrit
         compile_skill("def f(x):\n    return f'{x:{_y}}'\n", "<t>")
     f = load_function(compile_skill("def f(x):\n    return f'{x:>6} {x:,.2f}' + str(x)\n", "<t>"), "f", {}, "t")
     assert f(1234.5) == "1234.5 1,234.50" + "1234.5"  # guarded f-strings, + and str() give what Python gives
+
+
+def lookup(code: str) -> dict:
+    """Look a code up.
+
+    Args:
+        code: the code.
+    """
+    return {"code": code, "name": "widget"}
+
+
+def label_for(lookup: str, name: str) -> dict:
+    """A label for a looked-up code.
+
+    Args:
+        lookup: the code looked up.
+        name: its name.
+    """
+    return {"text": f"{name} {lookup}"}
+
+
+def test_a_parameter_never_takes_the_name_a_renamed_tool_is_imported_by(tmp_path: Path) -> None:
+    """A tool registered as ``find_code`` is imported by its function's name, ``lookup``: no parameter may be called that."""
+    forge = Forge(skills_dir=tmp_path / "skills", state_dir=tmp_path / "state")
+    find, label = forge.tool(read=True, name="find_code")(lookup), forge.tool(read=True)(label_for)
+
+    def agent(task: str) -> str:
+        code = task.split()[-1]
+        text = label(lookup=code, name="plain")["text"]  # the code's first use names the parameter: lookup
+        return f"{text}, a {find(code=code)['name']}"
+
+    forge.agent = agent
+    learned = forge.solve("Label code K-17")
+    assert learned.learned, learned.not_learned
+    source = (forge.skills_dir / f"{learned.learned}.py").read_text()
+    assert "import label_for, lookup" in source and forge.policy_violations(source, learned.learned) == []
+    hit = forge.solve("Label code K-42")
+    assert hit.source == "skill" and hit.output == "plain K-42, a widget", hit.handover
