@@ -394,3 +394,22 @@ def test_a_parameter_never_takes_the_name_a_renamed_tool_is_imported_by(tmp_path
     assert "import label_for, lookup" in source and forge.policy_violations(source, learned.learned) == []
     hit = forge.solve("Label code K-42")
     assert hit.source == "skill" and hit.output == "plain K-42, a widget", hit.handover
+
+
+def test_a_list_growing_under_its_own_loop_stops_at_the_iteration_budget_even_past_the_policy() -> None:
+    """Beneath the policy (which refuses ``lst.append``), the iteration budget still ends ``for x in lst: lst.append(x)``."""
+    from skillforge import BudgetExceeded
+    from skillforge._sandbox import MAX_ITERATIONS, compile_skill, load_function
+    from skillforge._tools import Run, activate, deactivate
+
+    source = "def f(lst):\n    for x in lst:\n        lst.append(x)\n"
+    assert check_policy(source, "f", {}) != []
+    f = load_function(compile_skill(source, "<t>"), "f", {}, "t")
+    grown = [1]
+    token = activate(Run(snapshot=False, instances={}, seconds=30.0))
+    try:
+        with pytest.raises(BudgetExceeded, match="loop iterations"):
+            f(grown)
+    finally:
+        deactivate(token)
+    assert MAX_ITERATIONS <= len(grown) <= MAX_ITERATIONS + 32
