@@ -36,7 +36,7 @@ from ._library import Library, MetaCache, SkillFile, read_skill_file
 from ._composing import Composing
 from ._learner import Learning
 from ._template import TaskTemplate
-from ._policy import Violation, check_policy
+from ._policy import POLICY_VERSION, Violation, check_policy
 from ._runlog import RunLog, Stats
 from ._sandbox import compile_skill, load_function
 from ._tools import Check, Run, Tool, ToolRegistry, activate, deactivate, error_text
@@ -72,7 +72,7 @@ class Forge(Learning, Composing):
         chroma_url: a Chroma server to use instead of the embedded store.
         learn: write skills from successful agent runs.
         max_skill_calls: tool calls one skill run may make before it is stopped.
-        max_skill_seconds: time one skill run may take (checked every 8 tool calls).
+        max_skill_seconds: time one skill run may take (checked every 8 tool calls and every 32 loop iterations).
         run_log: record every solve in SQLite under ``state_dir`` (``skillforge stats``).
         embedding: ``"hashing"`` (offline, default) or ``"minilm"`` (offline, semantic; an extra).
         importable_skills: require tools that skill files can import (not ``__main__`` or
@@ -282,6 +282,7 @@ class Forge(Learning, Composing):
         """The policy's verdict on a file, remembered by its content and this forge's tools."""
         tools_key = hashlib.sha256(
             repr(sorted((t.name, t.module, t.qualname, t.is_method) for t in self.registry.tools.values())).encode()
+            + f" policy {POLICY_VERSION}".encode()  # a verdict an older policy gave is not trusted
         ).hexdigest()[:16]
         content_key = hashlib.sha256(skill.source.encode("utf-8")).hexdigest()
         cached = self.cache.get_policy(content_key, tools_key)

@@ -28,6 +28,7 @@ from typing import Any
 
 from ._guards import derive_guards
 from ._lists import Listing, each_guards, mentions
+from ._policy import RESERVED
 from ._records import fold, map_blocks, record_template
 from ._runchecks import coincidences, element_ref, positional_pins, quoted_item, tied_constant, unexplained_number
 from ._selecting import Selecting, _dig, _singular
@@ -45,7 +46,10 @@ _STOP_WORDS = frozenset(
     "a an the of to for on in is are was my me i you your our please with and at by from "
     "can could would will this that it be do does did".split()
 )
-_RESERVED = frozenset({"require", "has", "check", "SKILL", "result", "str", "int", "float", "list", "dict", "len", "format", PHRASING})
+# Names generated names never take: what the policy keeps a skill's names from shadowing (helpers,
+# safe builtins, constants, SKILL), plus "result" and the phrasing parameter. A name that would be
+# one of them gets a trailing "_" (``fetch_all`` → ``all_``, a parameter ``max`` → ``max_``).
+_RESERVED = RESERVED | {"result", PHRASING}
 _IDENT = re.compile(r"[^0-9a-zA-Z_]+")
 
 
@@ -131,7 +135,7 @@ class _Lifter(Selecting, Listing):
         self.spans = TaskSpans(traj.task)
         self.params: dict[tuple[int, int], tuple[str, Any, str, str | None]] = {}  # span → (name, value, kind, how)
         self.bound = bound  # template mode: the slot values the template binds from the task
-        self.namer = _Namer(set(traj.tools) | _RESERVED | set(bound or ()))
+        self.namer = _Namer(set(traj.tools) | _imported(traj) | _RESERVED | set(bound or ()))
         self.index: dict[str, tuple[int, tuple[str | int, ...]]] = {}  # canonical value → first source
         self.sources: dict[str, list[tuple[int, tuple[str | int, ...]]]] = {}  # scalar → every source (capped)
         self.results: dict[int, Any] = {}
@@ -522,6 +526,11 @@ def _params_used(raw_steps: list[tuple[str, tuple[tuple[str, Expr], ...]]], outp
 
 _NUMBER_FORMATS: dict[type, tuple[str, ...]] = {float: (".2f", ",.2f"), int: (",",)}  # how answers write numbers, likeliest first
 _DIGITS_IN_WORD = (r"(?<!\d)(?<!\d[.,])", r"(?!\d|[.,]\d)")  # a digit run may sit inside a code: INC-{n}
+
+
+def _imported(traj: Trajectory) -> set[str]:
+    """The names a skill file imports its function tools by (a tool registered with ``name=`` keeps its function's)."""
+    return {ref.qualname for ref in traj.tools.values() if not ref.method}
 
 
 def _result_var(tool: str) -> str:

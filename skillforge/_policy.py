@@ -5,12 +5,21 @@ modules) and of ``skillforge.runtime`` helpers, one literal ``SKILL = {...}`` an
 function. Inside the function: assignments to plain names, calls, ``if``, ``for``
 over values that came from tool results, ``return``. Calls go only to registered
 tools, the runtime helpers and a few safe builtins. Refused anywhere: names and
-attributes starting with ``_``, attribute access other than an instance's tool
-method, ``while``, ``try``, ``with``, ``raise``, ``del``, ``global``, nested
-``def``/``class``/``lambda``, set and dict comprehensions and list comprehensions
-other than one plain ``for`` over a parameter or a result, ``**`` and other powers and shifts,
-repetition of a literal sequence, ``*``/``**`` unpacking, and names that shadow
-the helpers, the tools or the builtins.
+attributes starting with ``_``, attribute access other than a tool method called on
+the instance parameter itself (a parameter the file declares an instance for, never
+rebound anywhere in the function: ``inventory = result`` would make
+``inventory.append`` a list's), ``while``, ``try``, ``with``, ``raise``, ``del``,
+``global``, nested ``def``/``class``/``lambda``, set and dict comprehensions and list
+comprehensions other than one plain ``for`` over a parameter or a result, ``**`` and
+other powers and shifts, repetition of a literal sequence, ``*``/``**`` unpacking,
+format specs computed at run time or with a width or precision past 99, and names
+that shadow the helpers, the tools or the builtins (``RESERVED``).
+
+What the code may contain bounds what it does: no ``while``, no recursion, loops
+only over values that exist. How long those loops run and how large the values
+they build grow is the sandbox's budget (``skillforge._sandbox``), enforced on every
+iteration and every operation that can grow, since one C call (``'a' * 10**9``)
+cannot be interrupted and a timer can be swallowed.
 
 Together with RestrictedPython's compile-time and run-time guards this makes
 generated, reviewed code terminate and reach nothing but the user's tools. It is a
@@ -21,11 +30,15 @@ user's own tools; it is not an isolation boundary for hostile code.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-__all__ = ["HELPERS", "SAFE_BUILTINS", "Violation", "check_policy"]
+__all__ = ["HELPERS", "POLICY_VERSION", "RESERVED", "SAFE_BUILTINS", "Violation", "check_policy", "modest_format"]
 
+# Changes whenever the policy refuses something it allowed before: a verdict cached under another
+# version (``Forge``'s state dir) is not trusted. 2: instance names never rebound, format specs bounded.
+POLICY_VERSION = 2
 HELPERS = frozenset({"require", "has", "check", "pick", "values", "join", "near", "rank", "updated"})
 RUNTIME_MODULE = "skillforge.runtime"
 SAFE_BUILTINS = frozenset(
@@ -36,6 +49,26 @@ _CONSTANTS = frozenset({"True", "False", "None"})
 _BINOPS = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod)
 _MAX_INT = 10**15
 _MAX_STR = 100_000
+# Names a skill's own names (parameters, results, loop variables) must never take: they would shadow
+# what the file calls. Codegen names around them (``skillforge._lifting``), so generated code passes.
+RESERVED = HELPERS | SAFE_BUILTINS | _CONSTANTS | {"SKILL"}
+
+# Widths and precisions in format specs: codegen writes ``.2f``, ``,.2f``, ``,`` and ``.15g`` (15 at most);
+# ``f"{x:>3000000000}"`` would build a 3 GB string in one step, so anything past 99 is refused.
+MAX_FORMAT_WIDTH = 99
+_FORMAT_SPEC = re.compile(r"(?:.?[<>=^])?[-+ ]?z?#?0?(\d*)[,_]?(?:\.(\d*))?[bcdeEfFgGnosxX%]?", re.S)
+
+
+def modest_format(spec: object) -> bool:
+    """Whether ``spec`` is a format spec (as for ``format(value, spec)``) with no width or precision past 99.
+
+    >>> modest_format(",.2f"), modest_format(">12"), modest_format(">3000000000"), modest_format(".1000f")
+    (True, True, False, False)
+    """
+    if type(spec) is not str:
+        return False
+    m = _FORMAT_SPEC.fullmatch(spec)
+    return m is not None and all(len(g) <= 2 for g in m.groups() if g)
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +93,7 @@ class _Checker:
         self.locals: set[str] = set()
         self.result_vars: set[str] = set()  # names bound to tool results (or parts of them)
         self.params: set[str] = set()
+        self.stored: set[str] = set()  # every name the function assigns anywhere (targets of =, for, comprehensions)
 
     def bad(self, node: ast.AST, rule: str, detail: str) -> None:
         self.violations.append(Violation(getattr(node, "lineno", 0), rule, detail))
@@ -117,6 +151,7 @@ class _Checker:
             self.bad(node, "parameters", "no *args or **kwargs")
         for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]:
             self.bind(a, a.arg, param=True)
+        self.stored = {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
         for default in [*args.defaults, *(d for d in args.kw_defaults if d is not None)]:
             if not isinstance(default, ast.Constant):
                 self.bad(default, "parameters", "defaults must be constants")
@@ -138,7 +173,7 @@ class _Checker:
     def bind(self, node: ast.AST, name: str, *, param: bool = False) -> None:
         if name.startswith("_"):
             self.bad(node, "underscore", f"name {name!r} starts with '_'")
-        elif name in HELPERS or name in SAFE_BUILTINS or name in self.imported or name in _CONSTANTS or name == "SKILL":
+        elif name in RESERVED or name in self.imported:
             self.bad(node, "shadowing", f"{name!r} would shadow a helper, a tool or a builtin")
         if param:
             self.params.add(name)
@@ -206,6 +241,11 @@ class _Checker:
             detail = names.get(type(st), f"{type(st).__name__} is not allowed")
             self.bad(st, "statement", detail)
 
+    def instance(self, e: ast.expr) -> bool:
+        """Whether ``e`` is an instance parameter itself: a parameter given a provided instance, never rebound
+        (a name rebound to a result would call ``dict.update`` or ``list.append`` on live objects, unrecorded)."""
+        return isinstance(e, ast.Name) and e.id in self.methods and e.id in self.params and e.id not in self.stored
+
     def from_results(self, e: ast.expr) -> bool:
         """Whether ``e`` is a tool call, or a name or subscript rooted in a tool result."""
         if isinstance(e, ast.ListComp):  # a tool called for each item of a list: a list of its results
@@ -213,7 +253,7 @@ class _Checker:
         if isinstance(e, ast.Call):
             f = e.func
             return (isinstance(f, ast.Name) and f.id in self.imported) or (
-                isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id in self.methods
+                isinstance(f, ast.Attribute) and self.instance(f.value)
             )
         while isinstance(e, ast.Subscript):
             e = e.value
@@ -256,8 +296,12 @@ class _Checker:
             elif n.id not in self.locals and n.id not in self.callables and n.id not in _CONSTANTS:
                 self.bad(n, "name", f"{n.id!r} is not a parameter, a local, a tool, a helper or a safe builtin")
         elif isinstance(n, ast.Attribute):
-            ok = isinstance(n.value, ast.Name) and n.value.id in self.methods and n.attr in self.methods[n.value.id]
-            if not ok:
+            if self.instance(n.value) and n.attr in self.methods[n.value.id]:  # type: ignore[attr-defined]
+                return
+            if isinstance(n.value, ast.Name) and n.value.id in self.methods and n.value.id in self.stored:
+                self.bad(n, "attribute", f"'{n.value.id}.{n.attr}': {n.value.id!r} is rebound in the function, so it may "
+                         "not hold the instance; call tool methods on the instance parameter itself, never reassigned")
+            else:
                 self.bad(n, "attribute", f"attribute access '.{n.attr}' is not allowed (only an instance's tool methods)")
         elif isinstance(n, ast.Call):
             f = n.func
@@ -269,6 +313,13 @@ class _Checker:
             for kw in n.keywords:
                 if kw.arg is None:
                     self.bad(n, "unpacking", "no **unpacking in calls")
+        elif isinstance(n, ast.FormattedValue) and n.format_spec is not None:
+            parts = n.format_spec.values if isinstance(n.format_spec, ast.JoinedStr) else [n.format_spec]
+            if not all(isinstance(p, ast.Constant) and isinstance(p.value, str) for p in parts):
+                self.bad(n, "format spec", "a format spec must be written out, not computed at run time")
+            elif not modest_format("".join(p.value for p in parts)):  # type: ignore[attr-defined]
+                self.bad(n, "format spec", f"format spec {''.join(p.value for p in parts)!r}: widths and precisions "  # type: ignore[attr-defined]
+                         f"past {MAX_FORMAT_WIDTH} are not allowed")
         elif isinstance(n, ast.Starred):
             self.bad(n, "unpacking", "no *unpacking")
         elif isinstance(n, ast.BinOp):

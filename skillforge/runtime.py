@@ -11,7 +11,7 @@ from ._guards import rank as _rank
 from ._values import collect_values
 from ._values import near as _near
 from ._values import one as _one
-from ._tools import current_run
+from ._tools import current_run, spend_built
 
 __all__ = ["check", "has", "join", "near", "pick", "rank", "require", "updated", "values"]
 
@@ -159,7 +159,9 @@ def join(seq: object, sep: str, *path: object, sort: bool = False) -> str:
         if all(type(i) is str for i in items) and items != sorted(items, key=lambda i: (str(i).casefold(), i)):
             # learned where both orders agreed: whether the agent sorts "Outage" before "access" is unknown
             raise GuardFailed("sorting this list by code point and alphabetically (case aside) differ")
-    return sep.join(str(i) for i in items)
+    texts = [str(i) for i in items]
+    spend_built(sum(map(len, texts)) + len(sep) * max(len(texts) - 1, 0))  # in a skill: charged before it is built
+    return sep.join(texts)
 
 
 def rank(seq: object, index: int, field: str) -> str:
