@@ -15,14 +15,20 @@ from types import SimpleNamespace
 from typing import Any
 
 from ._codegen import render_skill
-from ._exceptions import GuardFailed, SandboxError, SkillforgeSignal
+from ._exceptions import BudgetExceeded, GuardFailed, SandboxError, SkillforgeSignal
 from ._lifting import Rejected, lift
 from ._sandbox import compile_skill, load_function
 from ._spec import SkillSpec
 from ._template import TaskTemplate, bind_phrasings
+from ._tools import Run, activate, deactivate
 from ._trajectory import Trajectory, canonical_json
 
 __all__ = ["Compiled", "Rejected", "admit", "admit_file", "compile_run", "prove_all"]
+
+# A replay against recorded results makes no real tool calls, so it has the sandbox's loop and size
+# budgets and this much time (a generated skill is proved in about a millisecond): a hand-planted loop
+# stops `skillforge check` and learning with a rejection instead of stalling them.
+ADMISSION_SECONDS = 10.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,7 +145,13 @@ def _prove(
     try:
         code = compile_skill(source, f"<admission {name}>")
         func = load_function(code, name, modules, f"skills.{name}")
-        output = func(**params, **stand_ins)
+        token = activate(Run(snapshot=False, instances={}, seconds=ADMISSION_SECONDS))  # the sandbox's budgets
+        try:
+            output = func(**params, **stand_ins)
+        finally:
+            deactivate(token)
+    except BudgetExceeded as e:
+        return f"admission: the skill stopped on the recorded run: {e}"
     except _Mismatch as e:
         return f"admission: {e}"
     except GuardFailed as e:

@@ -413,3 +413,24 @@ def test_a_list_growing_under_its_own_loop_stops_at_the_iteration_budget_even_pa
     finally:
         deactivate(token)
     assert MAX_ITERATIONS <= len(grown) <= MAX_ITERATIONS + 32
+
+
+def test_admission_of_a_runaway_file_stops_within_its_budget(tmp_path: Path) -> None:
+    """``skillforge check`` replays each file against its recorded runs with no skill run active:
+    a hand-planted loop must stop there too, as a rejection, not stall CI or raise."""
+    from skillforge._compile import Rejected, admit_file
+    from skillforge._library import read_skill_file
+
+    forge = Forge(skills_dir=tmp_path / "skills", state_dir=tmp_path / "state")
+    forge.agent = _agent(forge.tool(read=True)(list_rows), [])
+    learned = forge.solve("Show table alpha").learned
+    assert learned
+    path = forge.skills_dir / f"{learned}.py"
+    path.write_text(_planted(path.read_text(), NESTED))
+    skill = read_skill_file(path)
+    start = time.perf_counter()
+    verdict = admit_file(skill, forge.library.load_run(skill.runs[0]))
+    elapsed = time.perf_counter() - start
+    assert isinstance(verdict, Rejected), verdict
+    assert "loop iterations" in verdict.reason or "time budget" in verdict.reason, verdict.reason
+    assert elapsed < 15, f"admission ran {elapsed:.1f} s"
