@@ -33,7 +33,7 @@ from ._exceptions import (
 from ._index import HotIndex, Match, SemanticIndex
 from ._library import Library, MetaCache, SkillFile, read_skill_file
 from ._composing import Composing
-from ._learner import Learning
+from ._learner import Learning, too_long
 from ._template import TaskTemplate
 from ._policy import Violation, check_policy
 from ._runlog import RunLog, Stats
@@ -551,6 +551,9 @@ class Forge(Learning, Composing):
 
     # -- learning ------------------------------------------------------------------
     def _learn_from(self, task: str, run: Run, output: Any, result: Result, family: TaskTemplate | None) -> None:
+        if (long := too_long(task)) is not None:  # before cutting it into requests or lifting it
+            result.not_learned = long.reason
+            return
         if run.unlearnable is not None:
             result.not_learned = str(run.unlearnable)
             return

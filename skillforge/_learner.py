@@ -20,7 +20,7 @@ from ._library import MetaCache, SkillFile, content_key, skill_from
 from ._lifting import lift
 from ._records import records_widened
 from ._spec import SkillSpec
-from ._template import TaskTemplate
+from ._template import MAX_TASK_CHARS, TaskTemplate
 from ._trajectory import Trajectory
 
 if TYPE_CHECKING:
@@ -28,9 +28,20 @@ if TYPE_CHECKING:
     from ._library import Library
     from ._policy import Violation
 
-__all__ = ["Learning"]
+__all__ = ["Learning", "too_long"]
 
 logger = logging.getLogger(__name__)
+
+
+def too_long(task: str) -> Rejected | None:
+    """Why a task is not learned from, if it is longer than any task a template binds (checked
+    before lifting builds a regex of it: a 4 MB task took ~50 s to compile before it was rejected)."""
+    if len(task) <= MAX_TASK_CHARS:
+        return None
+    return Rejected(
+        f"the task is {len(task):,} characters, longer than the {MAX_TASK_CHARS:,} a skill's template binds; "
+        "nothing is learned from it (the agent serves such tasks)"
+    )
 
 
 def _without_captures(spec: SkillSpec) -> Any:
@@ -125,6 +136,9 @@ class Learning:
         becomes a new *variant* with its own guards; a run an existing skill already
         reproduces is not written again.
         """
+        rejected = too_long(traj.task)
+        if rejected is not None:
+            return rejected
         try:
             return self._learn(traj, family)
         except SkillFileError as e:  # a skill that would not read back: a bug, never a failed solve()

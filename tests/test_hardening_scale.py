@@ -105,21 +105,26 @@ def test_every_slot_pattern_is_length_capped() -> None:
 # -- learning rejects what it could never bind ------------------------------------------------------
 
 
+def get_ticket(ticket_id: str) -> dict:
+    """A ticket."""
+    return {"id": ticket_id, "status": "open"}
+
+
+def close_ticket(ticket_id: str) -> str:
+    """Close a ticket."""
+    return ticket_id
+
+
 def _forge(tmp_path: Path) -> Forge:
     forge = Forge(skills_dir=tmp_path / "skills", state_dir=tmp_path / "state", run_log=False)
-
-    @forge.tool(read=True)
-    def get_ticket(ticket_id: str) -> dict:
-        return {"id": ticket_id, "status": "open"}
-
-    @forge.tool
-    def close_ticket(ticket_id: str) -> str:
-        return ticket_id
+    forge.tool(read=True)(get_ticket)
+    forge.tool(close_ticket)
+    wrapped = {t.name: t.wrapper for t in forge.registry}
 
     def agent(task: str) -> str:
         tid = task.split("#", 1)[1].split()[0]
-        get_ticket(ticket_id=tid)
-        return close_ticket(ticket_id=tid)
+        wrapped["get_ticket"](ticket_id=tid)
+        return wrapped["close_ticket"](ticket_id=tid)
 
     forge.agent = agent
     return forge
