@@ -34,7 +34,7 @@ from ._index import HotIndex, Match, SemanticIndex
 from ._library import Library, MetaCache, SkillFile, read_skill_file
 from ._composing import Composing
 from ._learner import Learning, too_long
-from ._template import TaskTemplate
+from ._template import MAX_TASK_CHARS, TaskTemplate
 from ._policy import Violation, check_policy
 from ._runlog import RunLog, Stats
 from ._sandbox import compile_skill, load_function
@@ -352,6 +352,8 @@ class Forge(Learning, Composing):
     def find_all(self, task: str) -> list[Match]:
         """Every skill whose template binds ``task`` at the highest specificity, variants included."""
         hot = self._index()
+        if len(task) > MAX_TASK_CHARS:  # no template binds it: never embed or look up a huge task
+            return []
         matches = hot.find(task) or hot.find_free(task)
         if matches or not len(hot):
             return matches

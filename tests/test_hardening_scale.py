@@ -141,6 +141,6 @@ def test_a_4mb_task_is_served_by_the_agent_and_not_learned_at_once(tmp_path: Pat
     assert result.source == "agent" and result.output == "1002"
     assert result.learned is None and "longer than" in (result.not_learned or "")
     assert str(MAX_TASK_CHARS) in result.not_learned or f"{MAX_TASK_CHARS:,}" in result.not_learned
-    assert elapsed < 10.0
+    assert elapsed < 5.0  # 0.1 s here: no template lookup, no embedding, no lifting of a task no skill can bind
     assert sorted(p.name for p in forge.skills_dir.glob("*.py")) == ["__init__.py", first.learned + ".py"]
     assert forge.solve("Close ticket #1003 please").source == "skill"
