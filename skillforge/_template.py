@@ -78,7 +78,7 @@ SLOT_PATTERNS: dict[str, str] = {
     "email": r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+",
     "word": r"[^\W\d_][\w'-]{0,%d}" % (MAX_RUN - 1),
     "mapping": r"\{[^{}\n]{0,2000}\}",  # a dict written as Python writes it: {'color': 'blue'}
-    "text": r".+?",
+    "text": r".*?\w",  # free text says a word, and ends with one (the text after it takes punctuation)
 }
 _HOT_KINDS = frozenset({"int", "number", "money", "digits", "id", "email"})
 _EMAIL = re.compile(SLOT_PATTERNS["email"])
@@ -600,8 +600,14 @@ def _assembled(pieces: list[tuple[str, str | None]], by_piece: list[list[str]], 
         if k > 0 and (not tail or re.fullmatch(re.sub(r"\(\?P<\w+>", "(?:", tail), "", re.IGNORECASE | re.DOTALL) is not None):
             pending = group  # nothing delimits this slot: matched with the next one
             continue
-        # the group ends where the next slot can start (its "#", "$" or "{" is not spacing)
-        out.append("(?>" + group + "(?=" + re.sub(r"\(\?P<\w+>", "(?:", "".join(by_piece[hi])) + "))")
+        # the group ends where the next slot can start (its "#", "$" or "{" is not spacing); for
+        # free text, which may start anywhere, only the sign or point before it is checked
+        nxt = by_name[pieces[hi][1] or ""]
+        if nxt.kind in ("text", IGNORED) and nxt.shape is None:
+            guard = _NOT_AFTER_MEANINGFUL if by_piece[hi][0] == _NOT_AFTER_MEANINGFUL else ""
+        else:
+            guard = "(?=" + re.sub(r"\(\?P<\w+>", "(?:", "".join(by_piece[hi])) + ")"
+        out.append("(?>" + group + guard + ")")
     return "".join(out)
 
 
