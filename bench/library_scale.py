@@ -3,7 +3,7 @@
     .venv/bin/python -m bench.library_scale [--skills 10000] [--window 500] [--quick] [--keep DIR]
 
 Learning: an agent serves tasks of ``--skills`` distinct shapes (``refund red urgent order #4711``:
-a verb, a colour, an adjective and a noun, as bench/scale.py builds them), each with a constant
+a verb, a colour, an adjective and a noun from bench/scale.py's words, drawn at random), each with a constant
 of its own in its calls, so every solve writes one new skill file; the time per learn (the
 whole ``solve()``: the agent's run, lifting, proving, writing, indexing) is reported for the
 first and the last window of learns. Opening: a fresh process builds a Forge on the library and
@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import itertools
 import json
+import random
 import shutil
 import statistics
 import subprocess
@@ -47,9 +47,18 @@ def act(ref: str, action: str) -> str:
 
 
 def shapes(n: int) -> list[str]:
-    """``n`` distinct task shapes (literal words; the reference is the slot)."""
-    combos = itertools.product(COLORS, ADJS, VERBS, NOUNS)
-    return [f"{verb} {color} {adj} {noun}" for _i, (color, adj, verb, noun) in zip(range(n), combos, strict=False)]
+    """``n`` distinct task shapes (literal words; the reference is the slot), drawn at random (seeded)
+    from every verb, colour, adjective and noun, so that a shape shares words with a few others, as
+    tasks of one business do, and not three of its four words with thousands."""
+    sizes = (len(VERBS), len(COLORS), len(ADJS), len(NOUNS))
+    total = sizes[0] * sizes[1] * sizes[2] * sizes[3]
+    out = []
+    for k in random.Random(14).sample(range(total), n):
+        k, v = divmod(k, sizes[0])
+        k, c = divmod(k, sizes[1])
+        nn, a = divmod(k, sizes[2])
+        out.append(f"{VERBS[v]} {COLORS[c]} {ADJS[a]} {NOUNS[nn]}")
+    return out
 
 
 def forge_on(skills: Path, state: Path) -> Forge:

@@ -119,6 +119,7 @@ class Forge(Learning, Composing):
         self._problems: list[SkillFileError] = []
         self._seen: dict[Path, tuple[int, int]] = {}
         self._programs: dict[tuple[str, str], Any] = {}  # (skill, content hash) → its first run, lifted (see _rephrased)
+        self._keys: dict[tuple[str, str], str | None] = {}  # the same → what same_program compares (see _rephrased)
         self._dir_mtime: int | None = None
         self._synced = False
         for t in tools:

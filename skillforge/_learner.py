@@ -7,20 +7,23 @@ library's lock, so that processes learning at once end with one file per skill.
 
 from __future__ import annotations
 
+import functools
 import logging
+import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ._codegen import render_skill, skill_meta
 from ._compile import Compiled, Rejected, admit, admit_file, prove_all
 from ._exceptions import SkillFileError
-from ._antiunify import generalize, ignores_data, widened
-from ._learning import named, renamed_template, same_program, spec_from_runs
+from ._antiunify import _TOKEN, generalize, ignores_data, widened
+from ._learning import _walk_all, named, renamed_template, same_program, spec_from_runs
+from ._lists import substitute
 from ._library import MetaCache, SkillFile, content_key, skill_from
 from ._lifting import lift
 from ._records import records_widened
-from ._spec import SkillSpec
-from ._template import MAX_TASK_CHARS, TaskTemplate
+from ._spec import Param, SkillSpec
+from ._template import LIST, MAX_TASK_CHARS, TaskTemplate, literal_tokens
 from ._trajectory import Trajectory
 
 if TYPE_CHECKING:
@@ -42,6 +45,40 @@ def too_long(task: str) -> Rejected | None:
         f"the task is {len(task):,} characters, longer than the {MAX_TASK_CHARS:,} a skill's template binds; "
         "nothing is learned from it (the agent serves such tasks)"
     )
+
+
+_WORD_TOKEN = re.compile(r"\s*\w+")
+
+
+@functools.lru_cache(maxsize=65536)
+def _text_words(text: str) -> frozenset[str]:
+    """The literal words of a template text as ``generalize`` compares them (lowercased, slots left out)."""
+    return frozenset(t.strip().lower() for t in _TOKEN.findall(text) if _WORD_TOKEN.fullmatch(t))
+
+
+@functools.lru_cache(maxsize=65536)
+def _task_words(task: str) -> frozenset[str]:
+    return literal_tokens(task)
+
+
+def _may_generalize(a: str, b: str) -> bool:
+    """False where ``generalize`` of templates of texts ``a`` and ``b`` is None for certain: texts
+    that differ keep at least two words in common (a set test, where ``generalize`` aligns tokens;
+    learning calls it for every template in the library, so this keeps a learn flat as it grows)."""
+    return a == b or len(_text_words(a) & _text_words(b)) >= 2
+
+
+def _program_key(spec: SkillSpec) -> str:
+    """What ``same_program`` compares, with parameters named by their order: equal keys for the same
+    calls from the same sources and the same answer (a necessary condition, checked by a dict lookup)."""
+    pairs = [s.args for s in spec.steps] + [spec.output]
+    order: dict[str, str] = {}
+    for x in pairs:
+        for e in _walk_all(x):
+            name = getattr(e, "name", None)
+            if isinstance(e, Param) and name not in order:
+                order[name] = f"p{len(order)}"
+    return repr(([s.tool for s in spec.steps], [substitute(x, order) for x in pairs]))
 
 
 def _without_captures(spec: SkillSpec) -> Any:
@@ -114,7 +151,9 @@ class Learning:
     importable_skills: bool
     _seen: dict[Any, tuple[int, int]]
     _programs: dict[tuple[str, str], Any]
+    _keys: dict[tuple[str, str], str | None]  # (skill, content hash) → _program_key of its first run
     _synced: bool
+    _dir_mtime: int | None
     semantic: Any
 
     if TYPE_CHECKING:  # provided by Forge
@@ -172,10 +211,9 @@ class Learning:
                 rephrased = self._rephrased(spec, traj)  # or said otherwise: one more phrasing of a skill
                 if rephrased is not None:
                     return rephrased
-            taken = {p.stem for p in self.library.paths()}
             name = spec.name
             i = 2
-            while name in taken:
+            while self.library.path_for(name).exists():  # a stat per name tried, not a listing of the library
                 name = f"{spec.name}_{i}"
                 i += 1
             if name != spec.name:
@@ -261,6 +299,8 @@ class Learning:
         hot = self._index()
         mine = TaskTemplate(spec.template, list(spec.slots))
         for text in sorted(hot.by_template):
+            if not _may_generalize(text, mine.text):
+                continue
             family = sorted(hot.by_template[text], key=lambda s: s.name)
             if any(v.edited for v in family):
                 continue
@@ -342,14 +382,18 @@ class Learning:
         """Skills of another template text, with the same tools, whose first task ``spec``'s template binds."""
         every = _phrasings_of(spec)
         names = {s.name for s in skip} | {spec.name}
+        listed = any(sl.kind == LIST for sl in every[0].slots)  # else _widened_for needs their phrasing of our text
         out: dict[str, SkillFile] = {}
         for text, skills in sorted(self._index().by_template.items()):
             if any(t.text == text for t in every):
                 continue
             for other in skills:
-                if other.name not in names and not other.edited and set(other.tools) == set(spec.tools) and (
-                    any(t.bind(other.task) is not None for t in every) or _widened_for(every, other) is not None
-                ):
+                if other.name in names or other.edited or set(other.tools) != set(spec.tools):
+                    continue
+                said = _task_words(other.task)  # a template binds only a task that says its words
+                if not any(t.words <= said for t in every) and not listed and other.phrasing(every[0].text) is None:
+                    continue
+                if any(t.bind(other.task) is not None for t in every) or _widened_for(every, other) is not None:
                     out[other.name] = other
         return sorted(out.values(), key=lambda s: s.name)
 
@@ -404,6 +448,7 @@ class Learning:
         candidate's phrasings and this one, proven on every run. Hand-edited files are left alone.
         """
         mine = TaskTemplate(spec.template, list(spec.slots))
+        mine_key = _program_key(spec)
         types = sorted(s.type for s in mine.params)
         for other in sorted(self._index().by_name.values(), key=lambda s: s.name):
             if other.edited or set(other.tools) != set(spec.tools) or other.phrasing(mine.text) is not None:
@@ -411,7 +456,7 @@ class Learning:
             if sorted(s.type for s in other.template.params) != types:
                 continue
             first = self._program(other)
-            if first is None:
+            if first is None or self._keys.get((other.name, other.content_hash)) != mine_key:
                 continue
             names = same_program(spec, first)  # the same calls from the same sources, parameters named as theirs
             if names is None:
@@ -441,9 +486,12 @@ class Learning:
             if run is not None and bound is not None:
                 lifted = lift(run, template=bound[0], importable=self.importable_skills)
                 first = None if isinstance(lifted, Rejected) else lifted
-            if len(self._programs) > 4096:
-                self._programs.clear()
+            if len(self._programs) > 2 * len(self._index().by_name) + 64:  # files rewritten since: drop the stale
+                live = {(s.name, s.content_hash) for s in self._index().by_name.values()}
+                self._programs = {k: v for k, v in self._programs.items() if k in live}
+                self._keys = {k: v for k, v in self._keys.items() if k in live}
             self._programs[key] = first
+            self._keys[key] = _program_key(first) if first is not None else None
         result: SkillSpec | None = self._programs[key]
         return result
 
@@ -456,6 +504,9 @@ class Learning:
         self._index().add(skill)
         st = path.stat()
         self._seen[path] = (st.st_mtime_ns, st.st_size)
+        # every write holds the library's lock, taken after a look at the directory: what changed it
+        # since is this write, so the next look need not stat every file again
+        self._dir_mtime = self.library.dir.stat().st_mtime_ns
         logger.info("learned skill %s from %r (%d run%s)", skill.name, runs[-1].task, len(runs), "s" * (len(runs) != 1))
         if self._synced:
             try:

@@ -264,9 +264,11 @@ class Library:
         return self._lock
 
     def paths(self) -> list[Path]:
-        if not self.dir.is_dir():
+        try:  # names sorted as text: sorting Path objects cost 9 ms at 450 skills, and this runs on every learn
+            names = sorted(e.name for e in os.scandir(self.dir) if e.name.endswith(".py") and not e.name.startswith(("_", ".")))
+        except (FileNotFoundError, NotADirectoryError):
             return []
-        return sorted(p for p in self.dir.glob("*.py") if not p.name.startswith(("_", ".")))
+        return [self.dir / n for n in names]
 
     def scan(self) -> tuple[list[SkillFile], list[SkillFileError]]:
         """Every readable skill file, and the errors of the others (never raised)."""
