@@ -164,6 +164,7 @@ class Learning:
         def policy_violations(
             self, source: str, name: str, instances: tuple[tuple[str, str], ...] = ()
         ) -> list[Violation]: ...
+        def _cached_policy(self, skill: SkillFile) -> list[Violation]: ...
 
     def learn(self, traj: Trajectory, *, family: TaskTemplate | None = None) -> Compiled | Rejected:
         """Compile, admit and write a skill from a successful run; the verdict, never an exception.
@@ -500,7 +501,11 @@ class Learning:
         skill_from(self.library.path_for(spec.name), source, meta)  # a file that would not read back is never written
         path = self.library.write(spec.name, source, runs, package=self.importable_skills)
         skill = skill_from(path, source, meta)
+        # the spec that rendered the file knows its metadata, and the policy passed it: cached now,
+        # so the next process does not parse what this one wrote (a learn is no hot path: saved at once)
         self.cache.put(content_key(source), meta)
+        self._cached_policy(skill)
+        self.cache.save()
         self._index().add(skill)
         st = path.stat()
         self._seen[path] = (st.st_mtime_ns, st.st_size)

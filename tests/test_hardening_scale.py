@@ -144,3 +144,43 @@ def test_a_4mb_task_is_served_by_the_agent_and_not_learned_at_once(tmp_path: Pat
     assert elapsed < 5.0  # 0.1 s here: no template lookup, no embedding, no lifting of a task no skill can bind
     assert sorted(p.name for p in forge.skills_dir.glob("*.py")) == ["__init__.py", first.learned + ".py"]
     assert forge.solve("Close ticket #1003 please").source == "skill"
+
+
+# -- the library at scale ---------------------------------------------------------------------------
+
+
+def _cached(state: Path, kind: str) -> int:
+    import sqlite3
+
+    conn = sqlite3.connect(str(state / "library.sqlite3"))
+    try:
+        return conn.execute("SELECT count(*) FROM entries WHERE kind = ?", (kind,)).fetchone()[0]
+    finally:
+        conn.close()
+
+
+def test_files_a_process_writes_are_in_the_metadata_cache_when_it_ends(tmp_path: Path) -> None:
+    from bench.library_scale import forge_on, shapes
+
+    skills, state = tmp_path / "skills", tmp_path / "state"
+    forge = forge_on(skills, state)
+    for i, shape in enumerate(shapes(5)):
+        assert forge.solve(f"{shape} #{100 + i}").learned
+    del forge  # no close, no further solve: what it learned is cached already
+    assert _cached(state, "meta") == 5
+    assert _cached(state, "policy") == 5
+    # a new process reads every file from the cache: nothing is parsed
+    out = _run(
+        f"""
+        import skillforge._library as lib
+        from pathlib import Path
+        from bench.library_scale import forge_on, shapes
+        parsed = []
+        real = lib._parse_meta
+        lib._parse_meta = lambda *a: parsed.append(a[0]) or real(*a)
+        forge = forge_on(Path({str(skills)!r}), Path({str(state)!r}))
+        hit = forge.solve(shapes(5)[2] + " #7")
+        print(hit.source, len(forge.skills()), len(parsed))
+        """
+    )
+    assert out == "skill 5 0"
