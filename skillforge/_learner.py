@@ -299,12 +299,15 @@ class Learning:
         """
         hot = self._index()
         mine = TaskTemplate(spec.template, list(spec.slots))
+        mine_key = _program_key(spec)
         for text in sorted(hot.by_template):
             if not _may_generalize(text, mine.text):
                 continue
             family = sorted(hot.by_template[text], key=lambda s: s.name)
             if any(v.edited for v in family):
                 continue
+            if not any(self._key_of(v) in (mine_key, None) for v in family):
+                continue  # no skill of the family makes this run's calls from its sources: none merges with it
             common: TaskTemplate | None = family[0].phrasing(text)
             for v in family[1:]:  # the variants' slots, widened to fit each other's texts
                 theirs = v.phrasing(text)
@@ -473,6 +476,11 @@ class Learning:
                 return self._write(*learned)
             logger.debug("%s does what %r asks, but their runs make no one skill", other.name, mine.text)
         return None
+
+    def _key_of(self, skill: SkillFile) -> str | None:
+        """The ``_program_key`` of ``skill``'s first run (None if it has none)."""
+        self._program(skill)
+        return self._keys.get((skill.name, skill.content_hash))
 
     def _program(self, skill: SkillFile) -> SkillSpec | None:
         """``skill``'s first run lifted under its phrasing: what the skill does (kept per file text)."""
