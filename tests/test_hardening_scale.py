@@ -7,6 +7,7 @@ machine cannot make these tests flaky, and the old code fails them instead of ha
 
 from __future__ import annotations
 
+import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -15,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from skillforge import Forge
+from skillforge import Forge, UserError
+from skillforge._runlog import DEFAULT_KEEP, RunLog
 from skillforge._template import MAX_TASK_CHARS, Slot, TaskTemplate
 
 REPO = Path(__file__).resolve().parent.parent
@@ -184,3 +186,31 @@ def test_files_a_process_writes_are_in_the_metadata_cache_when_it_ends(tmp_path:
         """
     )
     assert out == "skill 5 0"
+
+
+def test_the_run_log_keeps_the_newest_rows_of_each_table(tmp_path: Path) -> None:
+    from bench.library_scale import forge_on, shapes
+
+    forge = forge_on(tmp_path / "skills", tmp_path / "state")
+    forge.runlog = RunLog(tmp_path / "state" / "runs.sqlite3", keep=50)
+    shape = shapes(1)[0]
+    assert forge.solve(f"{shape} #1").learned
+    for i in range(120):
+        assert forge.solve(f"{shape} #{i + 2}").source == "skill"
+    stats = forge.stats()  # flushes: the batch is written, then the log is cut to the newest 50 rows
+    assert stats.overall.hits == 50 and stats.overall.agent == 1
+    conn = sqlite3.connect(str(tmp_path / "state" / "runs.sqlite3"))
+    try:
+        tasks = [t for (t,) in conn.execute("SELECT task FROM hits ORDER BY rowid")]
+    finally:
+        conn.close()
+    assert tasks == [f"{shape} #{i + 2}" for i in range(70, 120)]  # the newest, in order
+
+
+def test_the_run_log_keeps_a_default_number_of_rows_and_says_how_to_set_it(tmp_path: Path) -> None:
+    log = RunLog(tmp_path / "runs.sqlite3")
+    assert log.keep == DEFAULT_KEEP == 100_000
+    assert RunLog(tmp_path / "all.sqlite3", keep=None).keep is None
+    for bad in (0, -5, 2.5, "10"):
+        with pytest.raises(UserError, match="keep must be a number of rows"):
+            RunLog(tmp_path / "bad.sqlite3", keep=bad)
