@@ -1,6 +1,6 @@
 """The skill library: ``skills/`` is the truth, one readable file per skill.
 
-Metadata is read back from each file with libcst (the ``SKILL = {...}``
+Metadata is read back from each file with ``ast`` (the ``SKILL = {...}``
 literal), so a human edit counts. Writes are atomic (temp file + rename) under
 a file lock; the runs a skill was learned from are kept beside it in
 ``skills/runs/<hash>.json`` so that any skill can be re-rendered and re-admitted.
@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import libcst as cst
 from filelock import FileLock
 
 from ._codegen import body_hash, split_header
@@ -67,33 +66,27 @@ class SkillFile:
         return self.recorded_hash is not None and self.recorded_hash != self.content_hash
 
 
-def _literal(module: cst.Module, node: cst.BaseExpression, path: Path) -> Any:
-    try:
-        return ast.literal_eval(module.code_for_node(node))
-    except (ValueError, SyntaxError) as e:
-        raise SkillFileError(str(path), f"SKILL must be a literal dict ({e})") from e
-
-
 def _parse_meta(path: Path, source: str) -> dict[str, Any]:
-    """The ``SKILL`` literal of a skill file (libcst: the slow part of reading a skill)."""
+    """The ``SKILL`` literal of a skill file, and a check that it names a function the file defines.
+
+    Read with ``ast``: the same module-level statements libcst saw, 0.12 ms a file where libcst
+    took 2.5 ms (the bulk of a cold open: 25 s of reading at 10k skills)."""
     try:
-        module = cst.parse_module(source)
-    except cst.ParserSyntaxError as e:
-        raise SkillFileError(str(path), f"not valid Python (line {e.raw_line}: {e.message})") from e
+        module = ast.parse(source, filename=str(path))
+    except (SyntaxError, ValueError) as e:  # ValueError: a null byte
+        line = getattr(e, "lineno", None)
+        raise SkillFileError(str(path), f"not valid Python (line {line}: {getattr(e, 'msg', e)})") from e
     meta: Any = None
     functions: set[str] = set()
     for stmt in module.body:
-        if isinstance(stmt, cst.FunctionDef):
-            functions.add(stmt.name.value)
-        elif isinstance(stmt, cst.SimpleStatementLine):
-            for small in stmt.body:
-                if (
-                    isinstance(small, cst.Assign)
-                    and len(small.targets) == 1
-                    and isinstance(small.targets[0].target, cst.Name)
-                    and small.targets[0].target.value == "SKILL"
-                ):
-                    meta = _literal(module, small.value, path)
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):  # as libcst's FunctionDef
+            functions.add(stmt.name)
+        elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            if stmt.targets[0].id == "SKILL":
+                try:
+                    meta = ast.literal_eval(stmt.value)
+                except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError) as e:
+                    raise SkillFileError(str(path), f"SKILL must be a literal dict ({e})") from e
     if not isinstance(meta, dict):
         raise SkillFileError(str(path), "no SKILL = {...} metadata dict at module level")
     if meta.get("name") not in functions:
