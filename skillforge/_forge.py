@@ -120,6 +120,7 @@ class Forge(Learning, Composing):
         self._seen: dict[Path, tuple[int, int]] = {}
         self._programs: dict[tuple[str, str], Any] = {}  # (skill, content hash) → its first run, lifted (see _rephrased)
         self._keys: dict[tuple[str, str], str | None] = {}  # the same → what same_program compares (see _rephrased)
+        self._by_key: dict[str | None, set[str]] = {}  # a program key → skills of it (see _rephrased)
         self._dir_mtime: int | None = None
         self._synced = False
         for t in tools:

@@ -152,6 +152,7 @@ class Learning:
     _seen: dict[Any, tuple[int, int]]
     _programs: dict[tuple[str, str], Any]
     _keys: dict[tuple[str, str], str | None]  # (skill, content hash) → _program_key of its first run
+    _by_key: dict[str | None, set[str]]  # program key → names of skills that had it (checked against _keys)
     _synced: bool
     _dir_mtime: int | None
     semantic: Any
@@ -454,13 +455,13 @@ class Learning:
         mine = TaskTemplate(spec.template, list(spec.slots))
         mine_key = _program_key(spec)
         types = sorted(s.type for s in mine.params)
-        for other in sorted(self._index().by_name.values(), key=lambda s: s.name):
+        for other in self._same_key(mine_key):
             if other.edited or set(other.tools) != set(spec.tools) or other.phrasing(mine.text) is not None:
                 continue
             if sorted(s.type for s in other.template.params) != types:
                 continue
             first = self._program(other)
-            if first is None or self._keys.get((other.name, other.content_hash)) != mine_key:
+            if first is None:
                 continue
             names = same_program(spec, first)  # the same calls from the same sources, parameters named as theirs
             if names is None:
@@ -476,6 +477,19 @@ class Learning:
                 return self._write(*learned)
             logger.debug("%s does what %r asks, but their runs make no one skill", other.name, mine.text)
         return None
+
+    def _same_key(self, key: str) -> list[SkillFile]:
+        """The skills whose first run has program key ``key``, by name: a dict lookup once every
+        skill's key is known (each is computed once per file text, on first need)."""
+        hot = self._index()
+        by_key: dict[str | None, set[str]] = self._by_key
+        for skill in hot.by_name.values():
+            k = (skill.name, skill.content_hash)
+            if k not in self._keys:
+                self._program(skill)
+                by_key.setdefault(self._keys.get(k), set()).add(skill.name)
+        found = [hot.by_name.get(n) for n in sorted(by_key.get(key, ()))]
+        return [f for f in found if f is not None and self._keys.get((f.name, f.content_hash)) == key]
 
     def _key_of(self, skill: SkillFile) -> str | None:
         """The ``_program_key`` of ``skill``'s first run (None if it has none)."""
@@ -501,6 +515,7 @@ class Learning:
                 self._keys = {k: v for k, v in self._keys.items() if k in live}
             self._programs[key] = first
             self._keys[key] = _program_key(first) if first is not None else None
+            self._by_key.setdefault(self._keys[key], set()).add(skill.name)
         result: SkillSpec | None = self._programs[key]
         return result
 
