@@ -257,3 +257,27 @@ def test_a_skill_file_that_is_not_python_says_where(tmp_path: Path) -> None:
         _parse_meta(tmp_path / "x.py", "SKILL = {'name': f()}\ndef x():\n    pass\n")
     with pytest.raises(SkillFileError, match="which the file does not define"):
         _parse_meta(tmp_path / "x.py", "SKILL = {'name': 'y'}\ndef x():\n    pass\n")
+
+
+def test_a_learn_visits_only_the_skills_that_could_take_its_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What made learning slow down as the library grew: every learn anti-unified its template with
+    every template, relearned every family that generalized, and compared programs with every skill."""
+    import skillforge._learner as learner
+    from bench.library_scale import forge_on, shapes
+
+    forge = forge_on(tmp_path / "skills", tmp_path / "state")
+    every = shapes(41)
+    for i, shape in enumerate(every[:40]):
+        assert forge.solve(f"{shape} #{i + 10}").learned
+    calls = {"generalize": 0, "same_program": 0, "_relearned": 0}
+    for name in ("generalize", "same_program"):
+        real = getattr(learner, name)
+        monkeypatch.setattr(learner, name, lambda *a, _real=real, _name=name: calls.__setitem__(_name, calls[_name] + 1) or _real(*a))
+    relearned = learner.Learning._relearned
+    monkeypatch.setattr(learner.Learning, "_relearned", lambda *a: calls.__setitem__("_relearned", calls["_relearned"] + 1) or relearned(*a))
+    last = forge.solve(f"{every[40]} #99")
+    assert last.learned == every[40].replace(" ", "_")
+    near = sum(1 for s in every[:40] if len(set(s.split()) & set(every[40].split())) >= 2)
+    assert calls["generalize"] <= near < 40  # the old code: 40, one per template
+    assert calls["same_program"] == 0  # no skill makes this run's calls (each has its own constant)
+    assert calls["_relearned"] == 0
