@@ -121,6 +121,8 @@ class Forge(Learning, Composing):
         self._programs: dict[tuple[str, str], Any] = {}  # (skill, content hash) → its first run, lifted (see _rephrased)
         self._keys: dict[tuple[str, str], str | None] = {}  # the same → what same_program compares (see _rephrased)
         self._by_key: dict[str | None, set[str]] = {}  # a program key → skills of it (see _rephrased)
+        self._said: dict[str, str] = {}  # see Learning._saying
+        self._by_word: dict[str, set[str]] = {}
         self._dir_mtime: int | None = None
         self._synced = False
         for t in tools:

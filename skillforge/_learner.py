@@ -153,6 +153,8 @@ class Learning:
     _programs: dict[tuple[str, str], Any]
     _keys: dict[tuple[str, str], str | None]  # (skill, content hash) → _program_key of its first run
     _by_key: dict[str | None, set[str]]  # program key → names of skills that had it (checked against _keys)
+    _said: dict[str, str]  # skill → the content hash its task's words were indexed for
+    _by_word: dict[str, set[str]]  # a word of a skill's task → skills (checked against the task)
     _synced: bool
     _dir_mtime: int | None
     semantic: Any
@@ -388,19 +390,40 @@ class Learning:
         every = _phrasings_of(spec)
         names = {s.name for s in skip} | {spec.name}
         listed = any(sl.kind == LIST for sl in every[0].slots)  # else _widened_for needs their phrasing of our text
+        ours = {t.text for t in every}
+        hot = self._index()
+        if listed or any(not t.words for t in every):
+            pool: list[SkillFile] = list(hot.by_name.values())
+        else:  # a template binds only a task that says its words: the skills whose task says them
+            pool = self._saying(every) + list(hot.by_template.get(every[0].text, ()))
         out: dict[str, SkillFile] = {}
-        for text, skills in sorted(self._index().by_template.items()):
-            if any(t.text == text for t in every):
+        for other in pool:
+            if other.name in names or other.name in out or other.edited or set(other.tools) != set(spec.tools):
                 continue
-            for other in skills:
-                if other.name in names or other.edited or set(other.tools) != set(spec.tools):
-                    continue
-                said = _task_words(other.task)  # a template binds only a task that says its words
-                if not any(t.words <= said for t in every) and not listed and other.phrasing(every[0].text) is None:
-                    continue
-                if any(t.bind(other.task) is not None for t in every) or _widened_for(every, other) is not None:
-                    out[other.name] = other
+            if all(p.text in ours for p in other.phrasings or (other.template,)):
+                continue  # a skill of our own texts is a variant, not a narrower skill
+            said = _task_words(other.task)
+            if not any(t.words <= said for t in every) and not listed and other.phrasing(every[0].text) is None:
+                continue
+            if any(t.bind(other.task) is not None for t in every) or _widened_for(every, other) is not None:
+                out[other.name] = other
         return sorted(out.values(), key=lambda s: s.name)
+
+    def _saying(self, templates: list[TaskTemplate]) -> list[SkillFile]:
+        """The skills whose first task says every literal word of one of ``templates`` (an index of
+        the tasks' words, brought up to date with the library on each call)."""
+        hot = self._index()
+        for skill in hot.by_name.values():
+            if self._said.get(skill.name) != skill.content_hash:
+                self._said[skill.name] = skill.content_hash
+                for word in _task_words(skill.task):
+                    self._by_word.setdefault(word, set()).add(skill.name)
+        found: set[str] = set()
+        for t in templates:
+            postings = sorted((self._by_word.get(w, set()) for w in t.words), key=len)
+            found |= set.intersection(*postings) if postings else set()
+        skills = [hot.by_name.get(n) for n in sorted(found)]
+        return [f for f in skills if f is not None and any(t.words <= _task_words(f.task) for t in templates)]
 
     def _subsumed(
         self, spec: SkillSpec, runs: list[Trajectory], other: SkillFile
