@@ -625,7 +625,7 @@ class TaskTemplate:
         True
     """
 
-    __slots__ = ("text", "slots", "regex", "keys", "specificity", "_convert", "_same", "_ignored", "max_chars", "params", "words",
+    __slots__ = ("text", "slots", "_pattern", "_regex", "keys", "specificity", "_convert", "_same", "_ignored", "max_chars", "params", "words",
                  "_records")
 
     def __init__(self, text: str, slots: list[Slot] | tuple[Slot, ...]) -> None:
@@ -685,7 +685,7 @@ class TaskTemplate:
                     sep = separator_regex((slot.transform or "each:,")[5:])
                     if slot.item is not None:  # records: each item of the item template
                         sub = _item_template(slot)
-                        item = re.sub(r"\(\?P<\w+>", "(?:", sub.regex.pattern)
+                        item = re.sub(r"\(\?P<\w+>", "(?:", sub._pattern)
                         records[name] = (sub, re.compile(
                             f"(?P<item>{item})(?:(?:{sep})(?P<rest>(?:{item})(?:(?:{sep})(?:{item}))*))?", re.IGNORECASE | re.DOTALL
                         ))
@@ -705,7 +705,8 @@ class TaskTemplate:
                     hot = False
         if pieces and pieces[-1][1] is not None:  # ends with a slot: allow trailing punctuation
             regex_parts.append(r"\W*")
-        self.regex = re.compile(_assembled(pieces, by_piece, by_name), re.IGNORECASE | re.DOTALL)
+        self._pattern = _assembled(pieces, by_piece, by_name)
+        self._regex: re.Pattern[str] | None = None  # compiled on first use: opening 10k skills compiled 10k regexes (6 s)
         # the literal words any task it binds says (lowercased tokens): what the word index looks up
         self.words = frozenset(t.lower() for literal, name in pieces if name is None for t in _LITERAL_TOKEN.findall(literal))
         self.keys = _keys("".join(sample), [s for s in self.slots if s.kind == CHOICE]) if hot else ()
@@ -727,6 +728,13 @@ class TaskTemplate:
         for name, other in self._same:
             if other not in by_name:
                 raise ValueError(f"slot {name!r} must equal slot {other!r}, which the template does not define")
+
+    @property
+    def regex(self) -> re.Pattern[str]:
+        """The template's regex (compiled when first needed)."""
+        if self._regex is None:
+            self._regex = re.compile(self._pattern, re.IGNORECASE | re.DOTALL)
+        return self._regex
 
     def bind(self, task: str) -> dict[str, Any] | None:
         """The slot values for ``task``, or None if it does not fit this template."""
