@@ -123,6 +123,8 @@ class Forge(Learning, Composing):
         self._by_key: dict[str | None, set[str]] = {}  # a program key → skills of it (see _rephrased)
         self._said: dict[str, str] = {}  # see Learning._saying
         self._by_word: dict[str, set[str]] = {}
+        self._text_of: dict[str, frozenset[str]] = {}  # see Learning._near_texts
+        self._texts_by_word: dict[str, set[str]] = {}
         self._dir_mtime: int | None = None
         self._synced = False
         for t in tools:

@@ -154,6 +154,8 @@ class Learning:
     _keys: dict[tuple[str, str], str | None]  # (skill, content hash) → _program_key of its first run
     _by_key: dict[str | None, set[str]]  # program key → names of skills that had it (checked against _keys)
     _said: dict[str, str]  # skill → the content hash its task's words were indexed for
+    _text_of: dict[str, frozenset[str]]  # template texts whose words are indexed in _texts_by_word
+    _texts_by_word: dict[str, set[str]]  # a word → template texts that say it (checked against by_template)
     _by_word: dict[str, set[str]]  # a word of a skill's task → skills (checked against the task)
     _synced: bool
     _dir_mtime: int | None
@@ -303,9 +305,7 @@ class Learning:
         hot = self._index()
         mine = TaskTemplate(spec.template, list(spec.slots))
         mine_key = _program_key(spec)
-        for text in sorted(hot.by_template):
-            if not _may_generalize(text, mine.text):
-                continue
+        for text in self._near_texts(mine.text):
             family = sorted(hot.by_template[text], key=lambda s: s.name)
             if any(v.edited for v in family):
                 continue
@@ -343,6 +343,23 @@ class Learning:
                 self.remove(v.name)
             return compiled
         return None
+
+    def _near_texts(self, mine: str) -> list[str]:
+        """The template texts ``generalize`` may widen with ``mine`` (see ``_may_generalize``), sorted:
+        looked up by their words (an index of template texts' words, kept up to date with the
+        library) instead of tried one by one."""
+        hot = self._index()
+        for text in hot.by_template:  # a dict lookup per text: ~1 ms at 10k skills
+            if text not in self._text_of:
+                self._text_of[text] = _text_words(text)
+                for word in self._text_of[text]:
+                    self._texts_by_word.setdefault(word, set()).add(text)
+        counts: dict[str, int] = {}
+        for word in _text_words(mine):
+            for text in self._texts_by_word.get(word, ()):
+                counts[text] = counts.get(text, 0) + 1
+        near = {t for t, n in counts.items() if n >= 2} | {mine}
+        return sorted(t for t in near if t in hot.by_template and _may_generalize(t, mine))
 
     def _relearned(
         self, family: list[SkillFile], template: TaskTemplate, traj: Trajectory
