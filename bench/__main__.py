@@ -1,7 +1,8 @@
-"""Run every benchmark: ``python -m bench [--quick] [--no-muscle-mem] [--no-scale] [--no-tau]``.
+"""Run every benchmark: ``python -m bench [--quick] [--no-muscle-mem] [--no-scale] [--no-library] [--no-tau]``.
 
 The shadow check (wrong replays on the helpdesk workload) and tau-bench retail (learn from
-100 tasks, serve 200, three seeds; one with ``--quick``) run with them.
+100 tasks, serve 200, three seeds; one with ``--quick``) run with them, and so does the library
+at scale (learning 10k skills and opening them, ~15 min; 1,000 skills with ``--quick``).
 
 Each benchmark runs in a process of its own, so that one's garbage does not slow
 the next; inside each, the variants it compares are measured side by side.
@@ -20,6 +21,7 @@ def main(argv: list[str]) -> int:
     flags = [a for a in argv if a == "--quick"]
     names = ["hit_path", "lifting_report", "shadow"] + ([] if "--no-muscle-mem" in argv else ["muscle_mem_compare"])
     names += [] if "--no-scale" in argv else ["scale"]
+    names += [] if "--no-library" in argv else ["library_scale"]
     names += [] if "--no-tau" in argv else ["tau_retail"]
     sys.stdout.write(f"python {platform.python_version()} on {platform.machine()}, {platform.system()}\n")
     for name in names:

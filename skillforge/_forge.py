@@ -34,8 +34,8 @@ from ._exceptions import (
 from ._index import HotIndex, Match, SemanticIndex
 from ._library import Library, MetaCache, SkillFile, read_skill_file
 from ._composing import Composing
-from ._learner import Learning
-from ._template import TaskTemplate
+from ._learner import Learning, too_long
+from ._template import MAX_TASK_CHARS, TaskTemplate
 from ._policy import POLICY_VERSION, Violation, check_policy
 from ._runlog import RunLog, Stats
 from ._sandbox import compile_skill, load_function
@@ -126,6 +126,12 @@ class Forge(Learning, Composing):
         self._problems: list[SkillFileError] = []
         self._seen: dict[Path, tuple[int, int]] = {}
         self._programs: dict[tuple[str, str], Any] = {}  # (skill, content hash) → its first run, lifted (see _rephrased)
+        self._keys: dict[tuple[str, str], str | None] = {}  # the same → what same_program compares (see _rephrased)
+        self._by_key: dict[str | None, set[str]] = {}  # a program key → skills of it (see _rephrased)
+        self._said: dict[str, str] = {}  # see Learning._saying
+        self._by_word: dict[str, set[str]] = {}
+        self._text_of: dict[str, frozenset[str]] = {}  # see Learning._near_texts
+        self._texts_by_word: dict[str, set[str]] = {}
         self._dir_mtime: int | None = None
         self._synced = False  # the semantic index had a full sync: skills learned since are added one by one
         self._loaded = False  # the hot index holds all of skills/ (False while it is (re)read)
@@ -393,6 +399,8 @@ class Forge(Learning, Composing):
     def find_all(self, task: str) -> list[Match]:
         """Every skill whose template binds ``task`` at the highest specificity, variants included."""
         hot = self._index()
+        if len(task) > MAX_TASK_CHARS:  # no template binds it: never embed or look up a huge task
+            return []
         matches = hot.find(task) or hot.find_free(task)
         if matches or not len(hot):
             return matches
@@ -644,6 +652,9 @@ class Forge(Learning, Composing):
             )
 
     def _learn_run(self, task: str, run: Run, output: Any, result: Result, family: TaskTemplate | None) -> None:
+        if (long := too_long(task)) is not None:  # before cutting it into requests or lifting it
+            result.not_learned = long.reason
+            return
         if run.unlearnable is not None:
             result.not_learned = str(run.unlearnable)
             return

@@ -7,20 +7,23 @@ library's lock, so that processes learning at once end with one file per skill.
 
 from __future__ import annotations
 
+import functools
 import logging
+import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ._codegen import render_skill, skill_meta
 from ._compile import Compiled, Rejected, admit, admit_file, prove_all
 from ._exceptions import SkillFileError, SkillforgeSignal
-from ._antiunify import generalize, ignores_data, widened
-from ._learning import named, renamed_template, same_program, spec_from_runs
+from ._antiunify import _TOKEN, generalize, ignores_data, widened
+from ._learning import _walk_all, named, renamed_template, same_program, spec_from_runs
+from ._lists import substitute
 from ._library import MetaCache, SkillFile, content_key, skill_from
 from ._lifting import lift
 from ._records import records_widened
-from ._spec import SkillSpec
-from ._template import TaskTemplate
+from ._spec import Param, SkillSpec
+from ._template import LIST, MAX_TASK_CHARS, TaskTemplate, literal_tokens
 from ._trajectory import Trajectory
 
 if TYPE_CHECKING:
@@ -28,9 +31,54 @@ if TYPE_CHECKING:
     from ._library import Library
     from ._policy import Violation
 
-__all__ = ["Learning"]
+__all__ = ["Learning", "too_long"]
 
 logger = logging.getLogger(__name__)
+
+
+def too_long(task: str) -> Rejected | None:
+    """Why a task is not learned from, if it is longer than any task a template binds (checked
+    before lifting builds a regex of it: a 4 MB task took ~50 s to compile before it was rejected)."""
+    if len(task) <= MAX_TASK_CHARS:
+        return None
+    return Rejected(
+        f"the task is {len(task):,} characters, longer than the {MAX_TASK_CHARS:,} a skill's template binds; "
+        "nothing is learned from it (the agent serves such tasks)"
+    )
+
+
+_WORD_TOKEN = re.compile(r"\s*\w+")
+
+
+@functools.lru_cache(maxsize=65536)
+def _text_words(text: str) -> frozenset[str]:
+    """The literal words of a template text as ``generalize`` compares them (lowercased, slots left out)."""
+    return frozenset(t.strip().lower() for t in _TOKEN.findall(text) if _WORD_TOKEN.fullmatch(t))
+
+
+@functools.lru_cache(maxsize=65536)
+def _task_words(task: str) -> frozenset[str]:
+    return literal_tokens(task)
+
+
+def _may_generalize(a: str, b: str) -> bool:
+    """False where ``generalize`` of templates of texts ``a`` and ``b`` is None for certain: texts
+    that differ keep at least two words in common (a set test, where ``generalize`` aligns tokens;
+    learning calls it for every template in the library, so this keeps a learn flat as it grows)."""
+    return a == b or len(_text_words(a) & _text_words(b)) >= 2
+
+
+def _program_key(spec: SkillSpec) -> str:
+    """What ``same_program`` compares, with parameters named by their order: equal keys for the same
+    calls from the same sources and the same answer (a necessary condition, checked by a dict lookup)."""
+    pairs = [s.args for s in spec.steps] + [spec.output]
+    order: dict[str, str] = {}
+    for x in pairs:
+        for e in _walk_all(x):
+            name = getattr(e, "name", None)
+            if isinstance(e, Param) and name not in order:
+                order[name] = f"p{len(order)}"
+    return repr(([s.tool for s in spec.steps], [substitute(x, order) for x in pairs]))
 
 
 def _without_captures(spec: SkillSpec) -> Any:
@@ -103,7 +151,14 @@ class Learning:
     importable_skills: bool
     _seen: dict[Any, tuple[int, int]]
     _programs: dict[tuple[str, str], Any]
+    _keys: dict[tuple[str, str], str | None]  # (skill, content hash) → _program_key of its first run
+    _by_key: dict[str | None, set[str]]  # program key → names of skills that had it (checked against _keys)
+    _said: dict[str, str]  # skill → the content hash its task's words were indexed for
+    _text_of: dict[str, frozenset[str]]  # template texts whose words are indexed in _texts_by_word
+    _texts_by_word: dict[str, set[str]]  # a word → template texts that say it (checked against by_template)
+    _by_word: dict[str, set[str]]  # a word of a skill's task → skills (checked against the task)
     _synced: bool
+    _dir_mtime: int | None
     semantic: Any
 
     if TYPE_CHECKING:  # provided by Forge
@@ -114,6 +169,7 @@ class Learning:
         def policy_violations(
             self, source: str, name: str, instances: tuple[tuple[str, str], ...] = ()
         ) -> list[Violation]: ...
+        def _cached_policy(self, skill: SkillFile) -> list[Violation]: ...
 
     def learn(self, traj: Trajectory, *, family: TaskTemplate | None = None) -> Compiled | Rejected:
         """Compile, admit and write a skill from a successful run; the verdict, never an exception
@@ -126,6 +182,9 @@ class Learning:
         becomes a new *variant* with its own guards; a run an existing skill already
         reproduces is not written again.
         """
+        rejected = too_long(traj.task)
+        if rejected is not None:
+            return rejected
         try:
             return self._learn(traj, family)
         except SkillFileError as e:  # a skill that would not read back: a bug, never a failed solve()
@@ -171,10 +230,9 @@ class Learning:
                 rephrased = self._rephrased(spec, traj)  # or said otherwise: one more phrasing of a skill
                 if rephrased is not None:
                     return rephrased
-            taken = {p.stem for p in self.library.paths()}
             name = spec.name
             i = 2
-            while name in taken:
+            while self.library.path_for(name).exists():  # a stat per name tried, not a listing of the library
                 name = f"{spec.name}_{i}"
                 i += 1
             if name != spec.name:
@@ -259,10 +317,13 @@ class Learning:
         """
         hot = self._index()
         mine = TaskTemplate(spec.template, list(spec.slots))
-        for text in sorted(hot.by_template):
+        mine_key = _program_key(spec)
+        for text in self._near_texts(mine.text):
             family = sorted(hot.by_template[text], key=lambda s: s.name)
             if any(v.edited for v in family):
                 continue
+            if not any(self._key_of(v) in (mine_key, None) for v in family):
+                continue  # no skill of the family makes this run's calls from its sources: none merges with it
             common: TaskTemplate | None = family[0].phrasing(text)
             for v in family[1:]:  # the variants' slots, widened to fit each other's texts
                 theirs = v.phrasing(text)
@@ -295,6 +356,23 @@ class Learning:
                 self.remove(v.name)
             return compiled
         return None
+
+    def _near_texts(self, mine: str) -> list[str]:
+        """The template texts ``generalize`` may widen with ``mine`` (see ``_may_generalize``), sorted:
+        looked up by their words (an index of template texts' words, kept up to date with the
+        library) instead of tried one by one."""
+        hot = self._index()
+        for text in hot.by_template:  # a dict lookup per text: ~1 ms at 10k skills
+            if text not in self._text_of:
+                self._text_of[text] = _text_words(text)
+                for word in self._text_of[text]:
+                    self._texts_by_word.setdefault(word, set()).add(text)
+        counts: dict[str, int] = {}
+        for word in _text_words(mine):
+            for text in self._texts_by_word.get(word, ()):
+                counts[text] = counts.get(text, 0) + 1
+        near = {t for t, n in counts.items() if n >= 2} | {mine}
+        return sorted(t for t in near if t in hot.by_template and _may_generalize(t, mine))
 
     def _relearned(
         self, family: list[SkillFile], template: TaskTemplate, traj: Trajectory
@@ -341,16 +419,41 @@ class Learning:
         """Skills of another template text, with the same tools, whose first task ``spec``'s template binds."""
         every = _phrasings_of(spec)
         names = {s.name for s in skip} | {spec.name}
+        listed = any(sl.kind == LIST for sl in every[0].slots)  # else _widened_for needs their phrasing of our text
+        ours = {t.text for t in every}
+        hot = self._index()
+        if listed or any(not t.words for t in every):
+            pool: list[SkillFile] = list(hot.by_name.values())
+        else:  # a template binds only a task that says its words: the skills whose task says them
+            pool = self._saying(every) + list(hot.by_template.get(every[0].text, ()))
         out: dict[str, SkillFile] = {}
-        for text, skills in sorted(self._index().by_template.items()):
-            if any(t.text == text for t in every):
+        for other in pool:
+            if other.name in names or other.name in out or other.edited or set(other.tools) != set(spec.tools):
                 continue
-            for other in skills:
-                if other.name not in names and not other.edited and set(other.tools) == set(spec.tools) and (
-                    any(t.bind(other.task) is not None for t in every) or _widened_for(every, other) is not None
-                ):
-                    out[other.name] = other
+            if all(p.text in ours for p in other.phrasings or (other.template,)):
+                continue  # a skill of our own texts is a variant, not a narrower skill
+            said = _task_words(other.task)
+            if not any(t.words <= said for t in every) and not listed and other.phrasing(every[0].text) is None:
+                continue
+            if any(t.bind(other.task) is not None for t in every) or _widened_for(every, other) is not None:
+                out[other.name] = other
         return sorted(out.values(), key=lambda s: s.name)
+
+    def _saying(self, templates: list[TaskTemplate]) -> list[SkillFile]:
+        """The skills whose first task says every literal word of one of ``templates`` (an index of
+        the tasks' words, brought up to date with the library on each call)."""
+        hot = self._index()
+        for skill in hot.by_name.values():
+            if self._said.get(skill.name) != skill.content_hash:
+                self._said[skill.name] = skill.content_hash
+                for word in _task_words(skill.task):
+                    self._by_word.setdefault(word, set()).add(skill.name)
+        found: set[str] = set()
+        for t in templates:
+            postings = sorted((self._by_word.get(w, set()) for w in t.words), key=len)
+            found |= set.intersection(*postings) if postings else set()
+        skills = [hot.by_name.get(n) for n in sorted(found)]
+        return [f for f in skills if f is not None and any(t.words <= _task_words(f.task) for t in templates)]
 
     def _subsumed(
         self, spec: SkillSpec, runs: list[Trajectory], other: SkillFile
@@ -403,8 +506,9 @@ class Learning:
         candidate's phrasings and this one, proven on every run. Hand-edited files are left alone.
         """
         mine = TaskTemplate(spec.template, list(spec.slots))
+        mine_key = _program_key(spec)
         types = sorted(s.type for s in mine.params)
-        for other in sorted(self._index().by_name.values(), key=lambda s: s.name):
+        for other in self._same_key(mine_key):
             if other.edited or set(other.tools) != set(spec.tools) or other.phrasing(mine.text) is not None:
                 continue
             if sorted(s.type for s in other.template.params) != types:
@@ -427,6 +531,24 @@ class Learning:
             logger.debug("%s does what %r asks, but their runs make no one skill", other.name, mine.text)
         return None
 
+    def _same_key(self, key: str) -> list[SkillFile]:
+        """The skills whose first run has program key ``key``, by name: a dict lookup once every
+        skill's key is known (each is computed once per file text, on first need)."""
+        hot = self._index()
+        by_key: dict[str | None, set[str]] = self._by_key
+        for skill in hot.by_name.values():
+            k = (skill.name, skill.content_hash)
+            if k not in self._keys:
+                self._program(skill)
+                by_key.setdefault(self._keys.get(k), set()).add(skill.name)
+        found = [hot.by_name.get(n) for n in sorted(by_key.get(key, ()))]
+        return [f for f in found if f is not None and self._keys.get((f.name, f.content_hash)) == key]
+
+    def _key_of(self, skill: SkillFile) -> str | None:
+        """The ``_program_key`` of ``skill``'s first run (None if it has none)."""
+        self._program(skill)
+        return self._keys.get((skill.name, skill.content_hash))
+
     def _program(self, skill: SkillFile) -> SkillSpec | None:
         """``skill``'s first run lifted under its phrasing: what the skill does (kept per file text)."""
         key = (skill.name, skill.content_hash)
@@ -440,9 +562,13 @@ class Learning:
             if run is not None and bound is not None:
                 lifted = lift(run, template=bound[0], importable=self.importable_skills)
                 first = None if isinstance(lifted, Rejected) else lifted
-            if len(self._programs) > 4096:
-                self._programs.clear()
+            if len(self._programs) > 2 * len(self._index().by_name) + 64:  # files rewritten since: drop the stale
+                live = {(s.name, s.content_hash) for s in self._index().by_name.values()}
+                self._programs = {k: v for k, v in self._programs.items() if k in live}
+                self._keys = {k: v for k, v in self._keys.items() if k in live}
             self._programs[key] = first
+            self._keys[key] = _program_key(first) if first is not None else None
+            self._by_key.setdefault(self._keys[key], set()).add(skill.name)
         result: SkillSpec | None = self._programs[key]
         return result
 
@@ -451,10 +577,17 @@ class Learning:
         skill_from(self.library.path_for(spec.name), source, meta)  # a file that would not read back is never written
         path = self.library.write(spec.name, source, runs, package=self.importable_skills)
         skill = skill_from(path, source, meta)
+        # the spec that rendered the file knows its metadata, and the policy passed it: cached now,
+        # so the next process does not parse what this one wrote (a learn is no hot path: saved at once)
         self.cache.put(content_key(source), meta)
+        self._cached_policy(skill)
+        self.cache.save()
         self._index().add(skill)
         st = path.stat()
         self._seen[path] = (st.st_mtime_ns, st.st_size)
+        # every write holds the library's lock, taken after a look at the directory: what changed it
+        # since is this write, so the next look need not stat every file again
+        self._dir_mtime = self.library.dir.stat().st_mtime_ns
         logger.info("learned skill %s from %r (%d run%s)", skill.name, runs[-1].task, len(runs), "s" * (len(runs) != 1))
         if self._synced:
             try:

@@ -9,6 +9,11 @@ view ``log`` shows both. A message served by composing skills (several requests,
 ``_composing``) also has a row per clause in ``clauses``: its text and the skill that served
 it (or stopped, when the agent took over). Several processes
 may share one log (WAL mode, a busy timeout).
+
+Retention: the log keeps the newest ``keep`` rows of each table (``DEFAULT_KEEP``, 100,000:
+about 11 MB of hits at ~110 bytes each); older rows are deleted when a batch is written, so
+``stats()`` covers the retained rows. ``RunLog(path, keep=None)`` (or ``forge.runlog.keep = None``)
+keeps everything.
 """
 
 from __future__ import annotations
@@ -25,9 +30,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ._exceptions import RunLogError
+from ._exceptions import RunLogError, UserError
 
-__all__ = ["RunLog", "SkillStats", "Stats"]
+__all__ = ["DEFAULT_KEEP", "RunLog", "SkillStats", "Stats", "retain"]
 
 logger = logging.getLogger(__name__)
 
@@ -71,6 +76,22 @@ CREATE VIEW IF NOT EXISTS log AS
 """
 
 
+DEFAULT_KEEP = 100_000  # rows per table: ~11 MB of hits (a hit row is ~110 bytes); a full batch adds 1,024
+
+
+def retain(conn: sqlite3.Connection, keep: int) -> int:
+    """Delete all but the newest ``keep`` rows of each table of the log; the number deleted.
+
+    Rows are appended in time order, so the newest are those of the highest rowid: one indexed
+    range delete per table, of only the rows past the limit.
+    """
+    deleted = 0
+    for table in ("solves", "hits", "clauses"):
+        cur = conn.execute(f"DELETE FROM {table} WHERE rowid <= (SELECT max(rowid) FROM {table}) - ?", (keep,))
+        deleted += max(cur.rowcount, 0)
+    return deleted
+
+
 @dataclass(frozen=True)
 class SkillStats:
     """How one skill (or, with name None, everything) has served."""
@@ -97,8 +118,11 @@ class Stats:
 class RunLog:
     """Append-only log of solves; ``stats()`` summarises it."""
 
-    def __init__(self, path: Path, *, batch: int = 1024, seconds: float = 5.0) -> None:
+    def __init__(self, path: Path, *, batch: int = 1024, seconds: float = 5.0, keep: int | None = DEFAULT_KEEP) -> None:
+        if keep is not None and (type(keep) is not int or keep < 1):
+            raise UserError(f"the run log's keep must be a number of rows >= 1, or None to keep every row (got {keep!r})")
         self.path = path
+        self.keep = keep  # rows kept per table (see ``retain``); None keeps every row
         self.batch = batch
         self.seconds = seconds
         self._pending: list[tuple[float, Any]] = []
@@ -167,6 +191,9 @@ class RunLog:
                             conn.executemany(sql, these)
                 except (sqlite3.InterfaceError, ValueError, OverflowError, TypeError):  # one row's cells: write row by row
                     self._insert_one_by_one(conn, batch)
+                if self.keep is not None:
+                    with conn:
+                        retain(conn, self.keep)
             except Exception as e:  # the log is a record, not the product: never fail a solve over it
                 logger.warning("could not write %d solves to the run log %s: %s", len(rows) + len(hits), self.path, e)
 

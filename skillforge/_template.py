@@ -15,6 +15,7 @@ from typing import Any
 
 __all__ = [
     "CHOICE",
+    "MAX_TASK_CHARS",
     "IGNORED",
     "LIST",
     "SLOT_PATTERNS",
@@ -53,6 +54,22 @@ _DATE_FORMATS = {  # a date slot's shape: the way of writing dates it was learne
 }
 DATE_PATTERN = "|".join(_DATE_FORMATS.values())
 
+# Binding is bounded (issue #14). A task longer than MAX_TASK_CHARS never binds and is never
+# learned: the longest real task seen is 1,422 characters (tau-bench retail; airline 1,334), so
+# 4,000 leaves room. Every run of letters, digits or word characters in a slot pattern is capped at
+# MAX_RUN characters (a name, an id or a word longer than 100 characters is no value a task says),
+# and every slot but the last is matched once together with the literal text after it (an atomic
+# group): a slot ends where the text after it is first found, and no later slot makes an earlier
+# one try again. Measured (bench/library_scale.py, its binding section): crafted tasks of 4,000
+# characters (runs of punctuation, of quotes, of the template's own words) bind in at most 0.2 ms,
+# where the old patterns took 13 s (two word slots, 30k characters) and 150 s (four free-text
+# slots, 81 characters). Free text says at least one word and ends with one: its trailing
+# punctuation goes to the text after it (as lazy matching gave before), so a run of punctuation
+# offers no place for a slot to end.
+MAX_TASK_CHARS = 4_000
+MAX_RUN = 100
+_RUN = "{1,%d}" % MAX_RUN
+
 # Slot kind → regex for the span. Typed kinds are "hot" (indexable by shape key).
 SLOT_PATTERNS: dict[str, str] = {
     "int": r"\d+",
@@ -62,9 +79,9 @@ SLOT_PATTERNS: dict[str, str] = {
     "digits": r"\d+",
     "id": r"[A-Za-z0-9_-]*\d[A-Za-z0-9_-]*",
     "email": r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+",
-    "word": r"[^\W\d_][\w'-]*",
+    "word": r"[^\W\d_][\w'-]{0,%d}" % (MAX_RUN - 1),
     "mapping": r"\{[^{}\n]{0,2000}\}",  # a dict written as Python writes it: {'color': 'blue'}
-    "text": r".+?",
+    "text": r".*?\w",  # free text says a word, and ends with one (the text after it takes punctuation)
 }
 _HOT_KINDS = frozenset({"int", "number", "money", "digits", "id", "email"})
 _EMAIL = re.compile(SLOT_PATTERNS["email"])
@@ -309,7 +326,8 @@ def shape_regex(shape: str, kind: str) -> str:
         lo, hi = int(names[1]), int(names[2])
         if not 1 <= lo <= hi:
             raise ValueError(f"unknown name shape {shape!r} (use Names:MIN-MAX)")
-        word = f"[{_UPPER}](?:[{_LOWER}]+(?:-[{_UPPER}][{_LOWER}]+)?|-[{_UPPER}][{_LOWER}]+)"  # hyphenated as _NAME_WORD
+        low = f"[{_LOWER}]{_RUN}"
+        word = f"[{_UPPER}](?:{low}(?:-[{_UPPER}]{low})?|-[{_UPPER}]{low})"  # hyphenated as _NAME_WORD
         return rf"(?-i:{word}(?:[ \t]+{word}){{{lo - 1},{hi - 1}}})"
     if shape.startswith("words:"):
         m = re.fullmatch(r"words:(\d{1,2})-(\d{1,2})(?::([^\w\s]*))?", shape)
@@ -321,9 +339,10 @@ def shape_regex(shape: str, kind: str) -> str:
         seen_ends = "".join(c for c in punct if c in _SENTENCE_ENDS)
         ban = "|".join(_CONNECTIVES)
         inner = "'\u2019\\-" + "".join(re.escape(c) for c in punct)
-        word = rf"(?!(?:{ban})\b)[^\W_]+(?:[{inner}]+[^\W_]+)*" + (f"[{re.escape(punct)}]?" if punct else "")
+        run = r"[^\W_]" + _RUN
+        word = rf"(?!(?:{ban})\b){run}(?:[{inner}]+{run})*" + (f"[{re.escape(punct)}]?" if punct else "")
         if seen_ends:  # the learned text itself spanned a boundary: so may this one
-            word = rf"[^\W_]+(?:[{inner}]+[^\W_]+)*[{re.escape(punct)}]?"
+            word = rf"{run}(?:[{inner}]+{run})*[{re.escape(punct)}]?"
         return rf"{word}(?:[ \t]+{word}){{{lo - 1},{hi - 1}}}"
     parts: list[str] = []
     literal = re.fullmatch(r"([^`]*)`([A-Z]{1,4})`(.*)", shape)
@@ -332,13 +351,13 @@ def shape_regex(shape: str, kind: str) -> str:
         return "(?-i:" + head + re.escape(literal[2]) + tail + ")"
     for ch in shape:
         if ch == "9":
-            parts.append("[0-9]+")
+            parts.append("[0-9]" + _RUN)
         elif ch == "a":
-            parts.append(f"[{_LOWER}]+")
+            parts.append(f"[{_LOWER}]" + _RUN)
         elif ch == "A":
-            parts.append(f"[{_UPPER}]+")
+            parts.append(f"[{_UPPER}]" + _RUN)
         elif ch == "x":
-            parts.append(r"(?:(?![0-9_])\w)+")
+            parts.append(r"(?:(?![0-9_])\w)" + _RUN)
         elif ch == " ":
             parts.append(r"[ \t]+")
         elif ch.isalnum() or ch in "\n\r":
@@ -507,7 +526,7 @@ def _words_regex(text: str) -> str:
     for k, m in enumerate(_LITERAL_TOKEN.finditer(text)):
         token = m.group()
         piece = rf"\b{re.escape(token)}\b"
-        sep = r"\W+" if k else ""
+        sep = r"\W++" if k else ""  # possessive: a word follows, which no \W can be
         if any(c.isdigit() for c in token):
             before = text[m.start() - 1] if m.start() else ""
             after = text[m.end()] if m.end() < len(text) else ""
@@ -556,6 +575,45 @@ def _records(raw: str, sub: TaskTemplate, first: re.Pattern[str]) -> list[tuple[
     return out
 
 
+def _assembled(pieces: list[tuple[str, str | None]], by_piece: list[list[str]], by_name: dict[str, Slot]) -> str:
+    """The template's regex from the regex of each piece, matched in atomic groups.
+
+    The text before the first data slot is one group; each data slot but the last is one group
+    with the text up to the next data slot (literal text and choices). A group is matched once:
+    a slot ends at the first place where that text follows it (the longest, for a shaped slot),
+    and no later slot makes an earlier one try again. So binding costs about the task's length
+    times the number of slots, where backtracking cost the length to the power of the number of
+    free-text slots. Where that text may be empty (nothing delimits the slot), the slot is
+    matched as before, with the next one.
+    """
+    data = [i for i, (_l, name) in enumerate(pieces) if name is not None and by_name[name].kind != CHOICE]
+    if not data:
+        return "".join("".join(p) for p in by_piece)
+    bounds = [0, *data, len(pieces)]
+    out: list[str] = []
+    pending = ""
+    for k in range(len(bounds) - 1):
+        lo, hi = bounds[k], bounds[k + 1]
+        group = pending + "".join("".join(by_piece[j]) for j in range(lo, hi))
+        pending = ""
+        if hi == len(pieces):  # the last slot and what follows it: matched to the end of the task
+            out.append(group)
+            break
+        tail = "".join("".join(by_piece[j]) for j in range(lo + (k > 0), hi))
+        if k > 0 and (not tail or re.fullmatch(re.sub(r"\(\?P<\w+>", "(?:", tail), "", re.IGNORECASE | re.DOTALL) is not None):
+            pending = group  # nothing delimits this slot: matched with the next one
+            continue
+        # the group ends where the next slot can start (its "#", "$" or "{" is not spacing); for
+        # free text, which may start anywhere, only the sign or point before it is checked
+        nxt = by_name[pieces[hi][1] or ""]
+        if nxt.kind in ("text", IGNORED) and nxt.shape is None:
+            guard = _NOT_AFTER_MEANINGFUL if by_piece[hi][0] == _NOT_AFTER_MEANINGFUL else ""
+        else:
+            guard = "(?=" + re.sub(r"\(\?P<\w+>", "(?:", "".join(by_piece[hi])) + ")"
+        out.append("(?>" + group + guard + ")")
+    return "".join(out)
+
+
 class TaskTemplate:
     """A compiled task template.
 
@@ -567,7 +625,7 @@ class TaskTemplate:
         True
     """
 
-    __slots__ = ("text", "slots", "regex", "keys", "specificity", "_convert", "_same", "_ignored", "max_chars", "params", "words",
+    __slots__ = ("text", "slots", "_pattern", "_regex", "keys", "specificity", "_convert", "_same", "_ignored", "max_chars", "params", "words",
                  "_records")
 
     def __init__(self, text: str, slots: list[Slot] | tuple[Slot, ...]) -> None:
@@ -581,7 +639,7 @@ class TaskTemplate:
                 if field_name not in by_name:
                     raise ValueError(f"template {text!r} names slot {field_name!r} with no definition")
                 pieces.append(("", field_name))
-        regex_parts: list[str] = []
+        by_piece: list[list[str]] = []  # the regex of each piece
         records: dict[str, tuple[TaskTemplate, re.Pattern[str]]] = {}  # list of records → (item template, first item and rest)
         sample: list[str] = []  # the template with hot slots filled by a digit: its shape key
         hot = True
@@ -589,6 +647,8 @@ class TaskTemplate:
         seen: set[str] = set()
         n = len(pieces)
         for i, (literal, name) in enumerate(pieces):
+            regex_parts: list[str] = []
+            by_piece.append(regex_parts)
             if name is None:
                 words = _WORD.findall(literal)
                 literal_words += len(words)
@@ -601,7 +661,8 @@ class TaskTemplate:
                                                         i < n - 1 and pieces[i + 1][1] is not None)
                 regex_parts.append(re.escape(before))
                 if words:
-                    regex_parts.append(r"\W*" + _words_regex(literal) + r"\W*")
+                    said = _words_regex(literal)  # possessive \W* where a word boundary follows
+                    regex_parts.append((r"\W*+" if said.startswith((r"\b", _NOT_AFTER_MEANINGFUL)) else r"\W*") + said + r"\W*")
                 elif between_slots and literal and not (before or after):
                     regex_parts.append(r"\W+")
                 elif middle or i in (0, n - 1):
@@ -624,7 +685,7 @@ class TaskTemplate:
                     sep = separator_regex((slot.transform or "each:,")[5:])
                     if slot.item is not None:  # records: each item of the item template
                         sub = _item_template(slot)
-                        item = re.sub(r"\(\?P<\w+>", "(?:", sub.regex.pattern)
+                        item = re.sub(r"\(\?P<\w+>", "(?:", sub._pattern)
                         records[name] = (sub, re.compile(
                             f"(?P<item>{item})(?:(?:{sep})(?P<rest>(?:{item})(?:(?:{sep})(?:{item}))*))?", re.IGNORECASE | re.DOTALL
                         ))
@@ -644,7 +705,8 @@ class TaskTemplate:
                     hot = False
         if pieces and pieces[-1][1] is not None:  # ends with a slot: allow trailing punctuation
             regex_parts.append(r"\W*")
-        self.regex = re.compile("".join(regex_parts), re.IGNORECASE | re.DOTALL)
+        self._pattern = _assembled(pieces, by_piece, by_name)
+        self._regex: re.Pattern[str] | None = None  # compiled on first use: opening 10k skills compiled 10k regexes (6 s)
         # the literal words any task it binds says (lowercased tokens): what the word index looks up
         self.words = frozenset(t.lower() for literal, name in pieces if name is None for t in _LITERAL_TOKEN.findall(literal))
         self.keys = _keys("".join(sample), [s for s in self.slots if s.kind == CHOICE]) if hot else ()
@@ -652,12 +714,7 @@ class TaskTemplate:
         typed = sum(1 for s in self.slots if s.kind in _HOT_KINDS)
         # more literal words first, then more typed (narrower) slots, then fewer slots
         self.specificity = (literal_words, typed, -len(self.params))
-        # free-text slots make matching cost grow with the task's length to the power of their
-        # number; past these lengths a task does not bind (the agent takes it), so a long ticket
-        # can never stall the hot path
-        # a shaped slot ("#`W`9", "Aa Aa", "words:2-4") is bounded; text of any shape backtracks
-        free = sum(1 for s in self.slots if s.kind in ("text", IGNORED) and s.shape is None)
-        self.max_chars = 100_000 if free == 0 else 2_000 if free == 1 else 300
+        self.max_chars = MAX_TASK_CHARS  # past it a task does not bind: the agent takes it
         self._records = records
         self._convert = tuple(
             (s.name, s.transform, s.type) for s in self.slots
@@ -671,6 +728,13 @@ class TaskTemplate:
         for name, other in self._same:
             if other not in by_name:
                 raise ValueError(f"slot {name!r} must equal slot {other!r}, which the template does not define")
+
+    @property
+    def regex(self) -> re.Pattern[str]:
+        """The template's regex (compiled when first needed)."""
+        if self._regex is None:
+            self._regex = re.compile(self._pattern, re.IGNORECASE | re.DOTALL)
+        return self._regex
 
     def bind(self, task: str) -> dict[str, Any] | None:
         """The slot values for ``task``, or None if it does not fit this template."""

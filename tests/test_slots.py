@@ -174,7 +174,9 @@ def test_long_tasks_bind_where_every_text_slot_has_a_shape() -> None:
     assert len(task) > 300 and t.bind(task) == {"item": "Tea Kettle", "reason": "it leaks"}
     free = TaskTemplate("Return the {item} because {reason}. " + "Some context that is long. " * 20,
                         [Slot("item", "text", "str"), Slot("reason", "text", "str")])
-    assert free.bind(task) is None  # two unshaped free-text slots: past 300 characters, the agent takes it
+    # two unshaped free-text slots: binding is bounded (each slot but the last is matched once), so a
+    # long task binds too, up to MAX_TASK_CHARS (see tests/test_hardening_scale.py)
+    assert free.bind(task) == {"item": "Tea Kettle", "reason": "it leaks"}
 
 
 def test_ignored_lists_seen_in_several_lengths_take_one_item_more_or_less() -> None:
