@@ -129,6 +129,7 @@ class Forge(Learning, Composing):
         self._keys: dict[tuple[str, str], str | None] = {}  # the same → what same_program compares (see _rephrased)
         self._by_key: dict[str | None, set[str]] = {}  # a program key → skills of it (see _rephrased)
         self._said: dict[str, str] = {}  # see Learning._saying
+        self._caught_up: dict[str, tuple[Any, int]] = {}  # see Learning._new_in
         self._by_word: dict[str, set[str]] = {}
         self._text_of: dict[str, frozenset[str]] = {}  # see Learning._near_texts
         self._texts_by_word: dict[str, set[str]] = {}

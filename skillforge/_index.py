@@ -88,6 +88,9 @@ def _word_key(words: frozenset[str]) -> str:
     return " ".join(chosen)
 
 
+CANDIDATES = 8  # skills a semantic query proposes on a miss (binding decides among them)
+
+
 class HotIndex:
     """Templates by shape key: O(1) in the number of skills.
 
@@ -102,6 +105,9 @@ class HotIndex:
         self.by_word: dict[str, list[Any]] = {}  # a free template under its two longest literal words
         self.by_name: dict[str, Any] = {}
         self.by_template: dict[str, list[Any]] = {}  # variants: skills that share a template
+        # every skill added, in order (a changed file is added again): indexes kept beside this one
+        # catch up on what is new since they last looked, instead of visiting every skill
+        self.added: list[Any] = []
         self._writing = threading.Lock()
 
     def add(self, skill: Any) -> None:
@@ -122,6 +128,7 @@ class HotIndex:
         after = _entries(skill) if skill is not None else ({}, {}, {})
         if skill is not None:
             self.by_name[name] = skill
+            self.added.append(skill)
         for table, was, now in (
             (self.by_key, before[0], after[0]), (self.by_word, before[1], after[1]), (self.by_template, before[2], after[2])
         ):
@@ -486,20 +493,20 @@ class SemanticIndex:
 
     def upsert(self, skill: Any) -> None:
         with self._lock:
-            self._count = None
+            # an upsert adds an entry or none, so a count made before stays a lower bound (see _query)
             self._call(lambda coll: coll.upsert(
                 ids=[skill.name],
                 documents=[skill_document(skill)],
                 metadatas=[{"hash": skill.content_hash, "template": skill.template.text}],
             ))
 
-    def query(self, task: str, n: int = 8) -> list[str]:
+    def query(self, task: str, n: int = CANDIDATES) -> list[str]:
         with self._lock:
             return self._call(lambda coll: self._query(coll, task, n))  # type: ignore[no-any-return]
 
     def _query(self, coll: Any, task: str, n: int) -> list[str]:
-        if self._count is None:  # counting is a scan in Chroma (ms at 100k): done once, then tracked
-            self._count = coll.count()
+        if self._count is None or self._count < n:  # counting is a scan in Chroma (ms at 100k): done when
+            self._count = coll.count()  # it could limit the answer; upserts keep it a lower bound, deletes reset it
         if self._count == 0:
             return []
         try:

@@ -8,6 +8,7 @@ binds ``order_id="1042"``; it does not match ``"Refund the order 1042"``
 
 from __future__ import annotations
 
+import logging
 import re
 import string
 from dataclasses import dataclass
@@ -37,6 +38,8 @@ __all__ = [
     "slot_kind",
     "transform",
 ]
+
+logger = logging.getLogger(__name__)
 
 _MONTHS = (
     "january february march april may june july august september october november december "
@@ -733,7 +736,12 @@ class TaskTemplate:
     def regex(self) -> re.Pattern[str]:
         """The template's regex (compiled when first needed)."""
         if self._regex is None:
-            self._regex = re.compile(self._pattern, re.IGNORECASE | re.DOTALL)
+            try:
+                self._regex = re.compile(self._pattern, re.IGNORECASE | re.DOTALL)
+            except (re.error, RecursionError, MemoryError, OverflowError) as e:  # a hand-edited SKILL checked
+                # when read, yet refused by the regex engine: the template binds nothing rather than fail a solve
+                logger.warning("template %r does not compile (%s); it binds no task", self.text, e)
+                self._regex = re.compile(r"(?!)")
         return self._regex
 
     def bind(self, task: str) -> dict[str, Any] | None:
