@@ -9,6 +9,7 @@ written to ``skills/``.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import os
@@ -50,6 +51,9 @@ __all__ = ["LOCAL_TOOLS", "Forge", "Result"]
 LOCAL_TOOLS = "skillforge.local_tools"
 
 logger = logging.getLogger(__name__)
+
+# a scan that reads more files than this reads the metadata cache in one query first
+PRELOAD_FILES = 64
 
 
 def _check_task(task: Any) -> str:
@@ -129,6 +133,7 @@ class Forge(Learning, Composing):
         self._keys: dict[tuple[str, str], str | None] = {}  # the same → what same_program compares (see _rephrased)
         self._by_key: dict[str | None, set[str]] = {}  # a program key → skills of it (see _rephrased)
         self._said: dict[str, str] = {}  # see Learning._saying
+        self._tools_keys: dict[tuple[Any, ...], str] = {}  # the tools → the key of their policy verdicts
         self._caught_up: dict[str, tuple[Any, int]] = {}  # see Learning._new_in
         self._by_word: dict[str, set[str]] = {}
         self._text_of: dict[str, frozenset[str]] = {}  # see Learning._near_texts
@@ -231,9 +236,16 @@ class Forge(Learning, Composing):
         for path in set(self._seen) - set(current):
             hot.remove(path.stem)
             self._problems = [p for p in self._problems if p.path != str(path)]
-        for path, sig in sorted(current.items()):
-            if self._seen.get(path) == sig:
-                continue
+        changed = sorted((path, sig) for path, sig in current.items() if self._seen.get(path) != sig)
+        with self.cache.preloaded() if len(changed) > PRELOAD_FILES else contextlib.nullcontext():
+            self._take_in(hot, changed)
+        self._seen = current
+        self._dir_mtime = mtime  # only now: a scan that did not finish is done again at the next look
+        self.cache.save()
+
+    def _take_in(self, hot: HotIndex, changed: list[tuple[Path, tuple[int, int]]]) -> None:
+        """Read and index each changed file; one that cannot be read is a problem, never an exception."""
+        for path, _sig in changed:
             hot.remove(path.stem)
             self._problems = [p for p in self._problems if p.path != str(path)]
             try:
@@ -247,9 +259,6 @@ class Forge(Learning, Composing):
                 self._problems.append(SkillFileError(str(path), f"cannot be read ({type(e).__name__}: {e})"))
                 continue
             self._consider(skill)
-        self._seen = current
-        self._dir_mtime = mtime  # only now: a scan that did not finish is done again at the next look
-        self.cache.save()
 
     def _consider(self, skill: SkillFile) -> None:
         """Index ``skill`` if it can run here, else record why not (never raises: one file, one problem)."""
@@ -287,10 +296,12 @@ class Forge(Learning, Composing):
 
     def _cached_policy(self, skill: SkillFile) -> list[Violation]:
         """The policy's verdict on a file, remembered by its content and this forge's tools."""
-        tools_key = hashlib.sha256(
-            repr(sorted((t.name, t.module, t.qualname, t.is_method) for t in self.registry.tools.values())).encode()
-            + f" policy {POLICY_VERSION}".encode()  # a verdict an older policy gave is not trusted
-        ).hexdigest()[:16]
+        tools = tuple(sorted((t.name, t.module, t.qualname, t.is_method) for t in self.registry.tools.values()))
+        tools_key = self._tools_keys.get(tools)
+        if tools_key is None:
+            tools_key = self._tools_keys[tools] = hashlib.sha256(
+                repr(list(tools)).encode() + f" policy {POLICY_VERSION}".encode()  # a verdict an older policy gave is not trusted
+            ).hexdigest()[:16]
         content_key = hashlib.sha256(skill.source.encode("utf-8")).hexdigest()
         cached = self.cache.get_policy(content_key, tools_key)
         if cached is not None:

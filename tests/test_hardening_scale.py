@@ -281,3 +281,22 @@ def test_a_learn_visits_only_the_skills_that_could_take_its_run(tmp_path: Path, 
     assert calls["generalize"] <= near < 40  # the old code: 40, one per template
     assert calls["same_program"] == 0  # no skill makes this run's calls (each has its own constant)
     assert calls["_relearned"] == 0
+
+
+def test_the_listing_of_names_follows_hand_edits_between_its_own_writes(tmp_path: Path) -> None:
+    """The library keeps its listing across its own writes (a learn does not list 10k files), yet a
+    file added or deleted by anyone else is in the next listing and in the next ``__init__.py``."""
+    from skillforge._library import Library
+
+    library = Library(tmp_path / "skills")
+    library.write("alpha", "x = 1\n", [])
+    assert library.names() == ["alpha"]
+    (library.dir / "beta.py").write_text("x = 2\n")  # by hand, not through the library
+    library.write("gamma", "x = 3\n", [])
+    assert library.names() == ["alpha", "beta", "gamma"]
+    assert "'beta'" in (library.dir / "__init__.py").read_text()
+    (library.dir / "alpha.py").unlink()
+    assert library.names() == ["beta", "gamma"]
+    library.write("delta", "x = 4\n", [])
+    init = (library.dir / "__init__.py").read_text()
+    assert "'alpha'" not in init and "'delta'" in init and "'gamma'" in init
