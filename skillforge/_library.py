@@ -194,21 +194,22 @@ def _tool_ref(entry: dict[str, Any]) -> ToolRef:
     return _tool_ref_of(key)
 
 
-def skill_from(path: Path, source: str, meta: dict[str, Any], *, checked: bool = False) -> SkillFile:
+def skill_from(path: Path, source: str, meta: dict[str, Any], *, checked: bool = False, lazy: bool = False) -> SkillFile:
     """A skill file from its text and its ``SKILL`` literal (read from the text, or known from the spec that rendered it).
 
-    ``checked``: ``meta`` passed ``check_meta`` already (it comes from the metadata cache, which holds only
-    metadata that did, keyed by the file's exact text and by the version of the checks)."""
+    ``checked``: ``meta`` passed ``check_meta`` already. ``lazy``: it made a skill before, templates and all
+    (it comes from the metadata cache, which holds only metadata that did, keyed by the file's exact text
+    and by the version of the checks), so its templates' patterns are made when first bound."""
     try:
         if not checked:
             check_meta(meta)
         name = meta["name"]
         slots = [_slot(s) for s in meta["slots"]]
-        template = TaskTemplate(meta["template"], slots)
+        template = TaskTemplate(meta["template"], slots, lazy=lazy)
         others = []
         for i, p in enumerate(meta.get("phrasings", [])):
             try:
-                others.append(TaskTemplate(p["template"], [_slot(s) for s in p["slots"]]))
+                others.append(TaskTemplate(p["template"], [_slot(s) for s in p["slots"]], lazy=lazy))
             except (KeyError, TypeError, ValueError, re.error) as e:
                 raise ValueError(f"phrasing {i + 1}: {e}") from e
         if any({s.name: s.type for s in t.params} != {s.name: s.type for s in template.params} for t in others):
@@ -257,10 +258,12 @@ def read_skill_file(path: Path, cache: MetaCache | None = None) -> SkillFile:
         return skill_from(path, source, _parse_meta(path, source), checked=True)
     key = content_key(source)
     meta = cache.get(key)
-    if meta is None:
-        meta = _parse_meta(path, source)  # checks the metadata whole: the cache holds only what passed
-        cache.put(key, meta)
-    return skill_from(path, source, meta, checked=True)
+    if meta is not None:
+        return skill_from(path, source, meta, checked=True, lazy=True)
+    meta = _parse_meta(path, source)  # checks the metadata whole
+    skill = skill_from(path, source, meta, checked=True)  # and its templates: the cache holds only what made a skill
+    cache.put(key, meta)
+    return skill
 
 
 class MetaCache:

@@ -629,9 +629,9 @@ class TaskTemplate:
     """
 
     __slots__ = ("text", "slots", "_pattern", "_regex", "keys", "specificity", "_convert", "_same", "_ignored", "max_chars", "params", "words",
-                 "_records")
+                 "_records", "_pieces", "_by_name")
 
-    def __init__(self, text: str, slots: list[Slot] | tuple[Slot, ...]) -> None:
+    def __init__(self, text: str, slots: list[Slot] | tuple[Slot, ...], *, lazy: bool = False) -> None:
         self.text = text
         self.slots = tuple(slots)
         by_name = {s.name: s for s in self.slots}
@@ -642,11 +642,54 @@ class TaskTemplate:
                 if field_name not in by_name:
                     raise ValueError(f"template {text!r} names slot {field_name!r} with no definition")
                 pieces.append(("", field_name))
-        by_piece: list[list[str]] = []  # the regex of each piece
-        records: dict[str, tuple[TaskTemplate, re.Pattern[str]]] = {}  # list of records → (item template, first item and rest)
+        self._pieces = pieces
+        self._by_name = by_name
+        literal_words = 0
         sample: list[str] = []  # the template with hot slots filled by a digit: its shape key
         hot = True
-        literal_words = 0
+        for literal, name in pieces:
+            if name is None:
+                literal_words += len(_WORD.findall(literal))
+                sample.append(literal)
+            elif by_name[name].kind == CHOICE:
+                literal_words += min(len(_WORD.findall(a)) for a in choices(by_name[name]))
+                sample.append("\0" + name + "\0")
+            elif by_name[name].kind in _HOT_KINDS:
+                sample.append("0")
+            else:
+                hot = False
+        self._pattern: str | None = None
+        self._records: dict[str, tuple[TaskTemplate, re.Pattern[str]]] | None = None
+        if not lazy:  # built now, which checks every slot's shape and list; lazily when first bound
+            self._build()
+        records = {n for _l, n in pieces if n is not None and by_name[n].kind == LIST and by_name[n].item is not None}
+        self._regex: re.Pattern[str] | None = None  # compiled on first use: opening 10k skills compiled 10k regexes (6 s)
+        # the literal words any task it binds says (lowercased tokens): what the word index looks up
+        self.words = frozenset(t.lower() for literal, name in pieces if name is None for t in _LITERAL_TOKEN.findall(literal))
+        self.keys = _keys("".join(sample), [s for s in self.slots if s.kind == CHOICE]) if hot else ()
+        self.params = tuple(s for s in self.slots if s.kind not in UNUSED)  # what a skill takes: choices are not data
+        typed = sum(1 for s in self.slots if s.kind in _HOT_KINDS)
+        # more literal words first, then more typed (narrower) slots, then fewer slots
+        self.specificity = (literal_words, typed, -len(self.params))
+        self.max_chars = MAX_TASK_CHARS  # past it a task does not bind: the agent takes it
+        self._convert = tuple(
+            (s.name, s.transform, s.type) for s in self.slots
+            if s.name not in records and (s.transform is not None or s.type in ("int", "float"))
+        )
+        for s in self.slots:
+            if s.kind == LIST and not (s.transform or "").startswith("each:"):
+                raise ValueError(f"list slot {s.name!r} needs a transform 'each:SEPARATORS' (for example 'each:;')")
+        self._same = tuple((s.name, s.same) for s in self.slots if s.same is not None)
+        self._ignored = tuple(s.name for s in self.slots if s.kind == IGNORED)
+        for name, other in self._same:
+            if other not in by_name:
+                raise ValueError(f"slot {name!r} must equal slot {other!r}, which the template does not define")
+
+    def _build(self) -> None:
+        """Make the template's pattern (and the item patterns of its lists of records) from its pieces."""
+        pieces, by_name = self._pieces, self._by_name
+        by_piece: list[list[str]] = []  # the regex of each piece
+        records: dict[str, tuple[TaskTemplate, re.Pattern[str]]] = {}  # list of records → (item template, first item and rest)
         seen: set[str] = set()
         n = len(pieces)
         for i, (literal, name) in enumerate(pieces):
@@ -654,7 +697,6 @@ class TaskTemplate:
             by_piece.append(regex_parts)
             if name is None:
                 words = _WORD.findall(literal)
-                literal_words += len(words)
                 between_slots = (  # two values side by side need something between them (a choice may be empty)
                     0 < i < n - 1
                     and by_name.get(pieces[i - 1][1] or "", _NO_SLOT).kind not in ("", CHOICE)
@@ -671,12 +713,9 @@ class TaskTemplate:
                 elif middle or i in (0, n - 1):
                     regex_parts.append(r"\W*")
                 regex_parts.append(_NOT_AFTER_MEANINGFUL + re.escape(after) if after else "")
-                sample.append(literal)
             elif by_name[name].kind == CHOICE:  # text that differed between runs and fed nothing: one of those seen
                 alternatives = choices(by_name[name])
-                literal_words += min(len(_WORD.findall(a)) for a in alternatives)
                 regex_parts.append(f"(?P<{name}>" + "|".join(_literal_regex(a) for a in alternatives) + ")")
-                sample.append("\0" + name + "\0")
             else:
                 slot = by_name[name]
                 prev = pieces[i - 1][0] if i else ""
@@ -702,43 +741,20 @@ class TaskTemplate:
                     seen.add(name)
                 nxt = pieces[i + 1][0] if i + 1 < n else ""
                 regex_parts.append(r"(?!\w)" + ("" if nxt.startswith("%") else _NO_UNIT_AFTER))
-                if slot.kind in _HOT_KINDS:
-                    sample.append("0")
-                else:
-                    hot = False
         if pieces and pieces[-1][1] is not None:  # ends with a slot: allow trailing punctuation
             regex_parts.append(r"\W*")
         self._pattern = _assembled(pieces, by_piece, by_name)
-        self._regex: re.Pattern[str] | None = None  # compiled on first use: opening 10k skills compiled 10k regexes (6 s)
-        # the literal words any task it binds says (lowercased tokens): what the word index looks up
-        self.words = frozenset(t.lower() for literal, name in pieces if name is None for t in _LITERAL_TOKEN.findall(literal))
-        self.keys = _keys("".join(sample), [s for s in self.slots if s.kind == CHOICE]) if hot else ()
-        self.params = tuple(s for s in self.slots if s.kind not in UNUSED)  # what a skill takes: choices are not data
-        typed = sum(1 for s in self.slots if s.kind in _HOT_KINDS)
-        # more literal words first, then more typed (narrower) slots, then fewer slots
-        self.specificity = (literal_words, typed, -len(self.params))
-        self.max_chars = MAX_TASK_CHARS  # past it a task does not bind: the agent takes it
         self._records = records
-        self._convert = tuple(
-            (s.name, s.transform, s.type) for s in self.slots
-            if s.name not in records and (s.transform is not None or s.type in ("int", "float"))
-        )
-        for s in self.slots:
-            if s.kind == LIST and not (s.transform or "").startswith("each:"):
-                raise ValueError(f"list slot {s.name!r} needs a transform 'each:SEPARATORS' (for example 'each:;')")
-        self._same = tuple((s.name, s.same) for s in self.slots if s.same is not None)
-        self._ignored = tuple(s.name for s in self.slots if s.kind == IGNORED)
-        for name, other in self._same:
-            if other not in by_name:
-                raise ValueError(f"slot {name!r} must equal slot {other!r}, which the template does not define")
 
     @property
     def regex(self) -> re.Pattern[str]:
         """The template's regex (compiled when first needed)."""
         if self._regex is None:
             try:
-                self._regex = re.compile(self._pattern, re.IGNORECASE | re.DOTALL)
-            except (re.error, RecursionError, MemoryError, OverflowError) as e:  # a hand-edited SKILL checked
+                if self._pattern is None:
+                    self._build()
+                self._regex = re.compile(self._pattern, re.IGNORECASE | re.DOTALL)  # type: ignore[arg-type]
+            except (ValueError, re.error, RecursionError, MemoryError, OverflowError) as e:  # a hand-edited SKILL checked
                 # when read, yet refused by the regex engine: the template binds nothing rather than fail a solve
                 logger.warning("template %r does not compile (%s); it binds no task", self.text, e)
                 self._regex = re.compile(r"(?!)")
