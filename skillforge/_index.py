@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import itertools
 import logging
-import os
 import re
 import threading
 import zlib
@@ -20,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ._exceptions import ConfigError, IndexError_
+from ._files import identity
 from ._template import literal_tokens, shape_key
 
 __all__ = ["HashingEmbedding", "HotIndex", "Match", "SemanticIndex"]
@@ -371,7 +371,7 @@ class SemanticIndex:
     @property
     def collection(self) -> Any:
         with self._lock:
-            if self._collection is not None and not self.url and _identity(self._db) != self._store:
+            if self._collection is not None and not self.url and identity(self._db) != self._store:
                 logger.warning("the Chroma store at %s was deleted or replaced; it is made again from skills/", self.path)
                 self._collection = None
             if self._collection is None:
@@ -384,7 +384,7 @@ class SemanticIndex:
         with self._lock:
             if self._full is None:
                 return False
-            return bool(self.url) or (self._collection is not None and _identity(self._db) == self._full)
+            return bool(self.url) or (self._collection is not None and identity(self._db) == self._full)
 
     def _open(self) -> Any:
         try:
@@ -409,13 +409,13 @@ class SemanticIndex:
                 )
             with _STORES:  # chromadb keeps one client per path, made on first use: one thread at a time
                 key = str(self.path)
-                _forget_stale_store(key, _identity(self._db))
+                _forget_stale_store(key, identity(self._db))
                 self.path.mkdir(parents=True, exist_ok=True)
                 client = chromadb.PersistentClient(path=key, settings=settings)
                 coll = client.get_or_create_collection(
                     name, embedding_function=_embedding_function(self.embedding), metadata={"hnsw:space": "cosine"}
                 )
-                self._store = _STORE_FILES[key] = _identity(self._db)
+                self._store = _STORE_FILES[key] = identity(self._db)
                 return coll
         except ConfigError:
             raise
@@ -521,15 +521,6 @@ class SemanticIndex:
 
 _STORES = threading.Lock()
 _STORE_FILES: dict[str, tuple[int, int] | None] = {}  # path → the chroma.sqlite3 its cached chromadb client opened
-
-
-def _identity(path: Path) -> tuple[int, int] | None:
-    """Which file is at ``path`` (device, inode), or None: a file deleted and made again is another file."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return st.st_dev, st.st_ino
 
 
 def _forget_stale_store(path: str, now: tuple[int, int] | None) -> None:

@@ -29,6 +29,7 @@ from filelock import FileLock
 
 from ._codegen import body_hash, split_header
 from ._exceptions import PolicyError, SkillFileError, UserError
+from ._files import identity
 from ._skillmeta import check_meta, is_run_hash
 from ._source import decode_source, source_problem
 from ._template import PHRASING, UNUSED, Slot, TaskTemplate, bind_phrasings, shape_of
@@ -293,7 +294,7 @@ class MetaCache:
                 logger.info("library cache unavailable at %s: %s", self.path, e)
                 return None
             self._conn = conn
-            self._file = _identity(self.path)
+            self._file = identity(self.path)
         return self._conn
 
     @contextlib.contextmanager
@@ -340,7 +341,7 @@ class MetaCache:
     def save(self) -> None:
         """Write what was added since the last save, in one transaction."""
         pending, self._pending = self._pending, []
-        if self._conn is not None and _identity(self.path) != self._file:  # deleted (a state dir removed) or replaced
+        if self._conn is not None and identity(self.path) != self._file:  # deleted (a state dir removed) or replaced
             logger.info("library cache %s was deleted or replaced; starting a new one", self.path)
             self._conn.close()
             self._conn = None
@@ -352,15 +353,6 @@ class MetaCache:
                 conn.executemany("INSERT OR REPLACE INTO entries (key, kind, value) VALUES (?, ?, ?)", pending)
         except sqlite3.Error as e:
             logger.info("could not save the library cache: %s", e)
-
-
-def _identity(path: Path) -> tuple[int, int] | None:
-    """Which file is at ``path`` (device, inode), or None: a file deleted and made again is another file."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return st.st_dev, st.st_ino
 
 
 def atomic_write(path: Path, text: str) -> None:

@@ -21,7 +21,6 @@ from __future__ import annotations
 import atexit
 import json
 import logging
-import os
 import sqlite3
 import threading
 import time
@@ -31,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from ._exceptions import RunLogError, UserError
+from ._files import identity
 
 __all__ = ["DEFAULT_KEEP", "RunLog", "SkillStats", "Stats", "retain"]
 
@@ -139,7 +139,7 @@ class RunLog:
 
         Raises ``sqlite3.DatabaseError`` if the file is not a run log (``stats`` says how to fix it).
         """
-        if self._conn is not None and _identity(self.path) != self._file:
+        if self._conn is not None and identity(self.path) != self._file:
             logger.warning("the run log %s was deleted or replaced; solves are recorded in a new one from now on", self.path)
             self._conn.close()
             self._conn = None
@@ -154,7 +154,7 @@ class RunLog:
                 conn.close()
                 raise
             self._conn = conn
-            self._file = _identity(self.path)
+            self._file = identity(self.path)
         return self._conn
 
     def record(self, result: Any) -> None:
@@ -295,15 +295,6 @@ def _utf8(text: str) -> str:
         return text
     except UnicodeEncodeError:
         return text.encode("utf-8", "backslashreplace").decode("utf-8")
-
-
-def _identity(path: Path) -> tuple[int, int] | None:
-    """Which file is at ``path`` (device, inode), or None: a file deleted and made again is another file."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return st.st_dev, st.st_ino
 
 
 def _calls(result: Any) -> str | None:
