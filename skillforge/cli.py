@@ -189,7 +189,12 @@ def _other_python_files(skills_dir: Path, skill_paths: set[Path]) -> list[tuple[
     suffixes = tuple(importlib.machinery.all_suffixes())
     for path in sorted(skills_dir.rglob("*")):
         rel = path.relative_to(skills_dir).as_posix()
-        if path in skill_paths or not path.name.endswith(suffixes) or "__pycache__" in path.parts:
+        if "__pycache__" in path.parts:
+            if path.name.endswith(".pyc") and _runs_unchecked(path):
+                out.append((rel, "a compiled file the importer runs without comparing it to its source (PEP 552 "
+                                 "unchecked hash): `import skills` would run it whatever the .py says; remove it"))
+            continue
+        if path in skill_paths or not path.name.endswith(suffixes):
             continue
         if rel == "__init__.py":
             out.append((rel, Library(skills_dir).package_problem()))
@@ -198,6 +203,18 @@ def _other_python_files(skills_dir: Path, skill_paths: set[Path]) -> list[tuple[
         else:
             out.append((rel, "not a skill file, yet Python can import it from the skills package: remove it"))
     return out
+
+
+def _runs_unchecked(pyc: Path) -> bool:
+    """True for a .pyc Python loads without checking it against its source: hash-based, with the
+    check-source bit off (PEP 552). A timestamp or checked-hash .pyc is a cache the importer validates."""
+    try:
+        with pyc.open("rb") as f:
+            header = f.read(8)
+    except OSError:
+        return True  # cannot tell: refuse
+    flags = int.from_bytes(header[4:8], "little") if len(header) == 8 else 0
+    return bool(flags & 0b01) and not flags & 0b10
 
 
 @cli.command()

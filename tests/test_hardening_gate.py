@@ -163,6 +163,25 @@ def test_check_verifies_init_py_and_every_other_python_file_in_skills(app: Path,
     assert code == 0 and lines["__init__.py"].startswith("ok"), output
 
 
+def test_a_compiled_file_python_would_run_in_place_of_its_source_is_refused(app: Path, lib: Path) -> None:
+    """A .pyc in skills/__pycache__ compiled as "unchecked hash" (PEP 552) is run by ``import skills.x``
+    whatever x.py says: check must refuse it. A pyc the importer compares to its source is only a cache."""
+    import importlib.util
+    import py_compile
+
+    target = lib / "__pycache__" / Path(importlib.util.cache_from_source(str(lib / "refund_order.py"))).name
+    payload = lib.parent / "payload.py"
+    payload.write_text("import os\nos.environ['GATE_PYC'] = 'ran'\n")
+    py_compile.compile(str(payload), cfile=str(target), invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH)
+    code, lines, output = _check()
+    rel = f"__pycache__/{target.name}"
+    assert code == 1 and lines[rel].startswith("FAIL") and "without comparing" in lines[rel], output
+
+    py_compile.compile(str(lib / "refund_order.py"), cfile=str(target), invalidation_mode=py_compile.PycInvalidationMode.TIMESTAMP)
+    code, lines, output = _check()
+    assert code == 0 and rel not in lines, output
+
+
 def test_init_py_listing_other_skills_than_the_files_still_passes_when_generated(app: Path, lib: Path) -> None:
     """An __init__.py written when other skills existed is still the generated code (stale, not tampered)."""
     (lib / "where_order.py").unlink()  # deleted by hand: __init__.py still names it
