@@ -548,13 +548,9 @@ class Learning:
         """The skills whose first run has program key ``key``, by name: a dict lookup once every
         skill's key is known (each is computed once per file text, on first need)."""
         hot = self._index()
-        by_key: dict[str | None, set[str]] = self._by_key
         for skill in self._new_in(hot, "keys"):
-            k = (skill.name, skill.content_hash)
-            if k not in self._keys:
-                self._program(skill)
-            by_key.setdefault(self._keys.get(k), set()).add(skill.name)
-        found = [hot.by_name.get(n) for n in sorted(by_key.get(key, ()))]
+            self._program(skill)  # files it lifted before are under their key already
+        found = [hot.by_name.get(n) for n in sorted(self._by_key.get(key, ()))]
         return [f for f in found if f is not None and self._keys.get((f.name, f.content_hash)) == key]
 
     def _key_of(self, skill: SkillFile) -> str | None:

@@ -30,6 +30,7 @@ from filelock import FileLock
 from ._codegen import body_hash, split_header
 from ._exceptions import PolicyError, SkillFileError, UserError
 from ._files import identity
+from ._policy import RUNTIME_MODULE
 from ._skillmeta import check_meta, is_run_hash
 from ._source import decode_source, source_problem
 from ._template import PHRASING, UNUSED, Slot, TaskTemplate, bind_phrasings, shape_of
@@ -40,7 +41,6 @@ __all__ = ["Library", "MetaCache", "SkillFile", "content_key", "read_skill_file"
 logger = logging.getLogger(__name__)
 
 RUNS_DIR = "runs"
-RUNTIME_MODULE = "skillforge.runtime"
 # what the metadata cache knows a file's parse by: bumped when reading checks more, so that a
 # file accepted by an older reader is read (and checked) again
 _META_FORMAT = "meta2"
@@ -113,7 +113,7 @@ def _parse_meta(path: Path, source: str) -> dict[str, Any]:
         raise SkillFileError(str(path), f"SKILL names function {meta.get('name')!r}, which the file does not define")
     try:
         check_meta(meta)
-        undeclared = _check_code(source, meta)
+        undeclared = _check_code(module, meta)
     except (ValueError, SyntaxError, RecursionError, MemoryError) as e:
         raise SkillFileError(str(path), str(e)) from e
     if undeclared:
@@ -121,11 +121,10 @@ def _parse_meta(path: Path, source: str) -> dict[str, Any]:
     return meta
 
 
-def _check_code(source: str, meta: dict[str, Any]) -> list[tuple[int, str, str]]:
-    """Where the code and its ``SKILL`` disagree: each tool imported or method called that
-    ``SKILL['tools']`` does not declare (it would run unchecked, or fail to load), as policy
-    violations; ``ValueError`` if its function does not take what a bound task gives it."""
-    tree = ast.parse(source)
+def _check_code(tree: ast.Module, meta: dict[str, Any]) -> list[tuple[int, str, str]]:
+    """Where the code (its parsed module) and its ``SKILL`` disagree: each tool imported or method
+    called that ``SKILL['tools']`` does not declare (it would run unchecked, or fail to load), as
+    policy violations; ``ValueError`` if its function does not take what a bound task gives it."""
     declared = {(r["module"], r["qualname"]) for r in meta["tools"].values() if not r.get("method", False)}
     methods = {r["qualname"] for r in meta["tools"].values() if r.get("method", False)}
     owners = {p: o for p, o in meta.get("instances", [])}

@@ -31,6 +31,7 @@ from typing import Any
 
 from ._exceptions import RunLogError, UserError
 from ._files import identity
+from ._trajectory import shown
 
 __all__ = ["DEFAULT_KEEP", "RunLog", "SkillStats", "Stats", "retain"]
 
@@ -276,7 +277,7 @@ def _solve_row(at: float, r: Any) -> tuple[Any, ...]:
         ))
     except Exception as e:
         note = f"the run log could not write this solve as it is: {type(e).__name__}"
-        return _cells((at, _shown(getattr(r, "task", "")), str(getattr(r, "source", "?")), None, None, 0, note, None, 0,
+        return _cells((at, shown(getattr(r, "task", "")), str(getattr(r, "source", "?")), None, None, 0, note, None, 0,
                        None, 0, 0, 0, 0.0))
 
 
@@ -331,18 +332,11 @@ def _loggable(value: Any, depth: int, active: set[int]) -> Any:
         active.add(id(value))
         try:
             if isinstance(value, dict):
-                return {k if type(k) is str else _shown(k): _loggable(v, depth + 1, active) for k, v in value.items()}
+                return {k if type(k) is str else shown(k): _loggable(v, depth + 1, active) for k, v in value.items()}
             return [_loggable(v, depth + 1, active) for v in value]
         finally:
             active.discard(id(value))
-    return _shown(value)
-
-
-def _shown(value: Any) -> str:
-    try:
-        return repr(value)
-    except Exception:
-        return f"<{type(value).__name__}>"
+    return shown(value)
 
 
 def _summarise(name: str | None, rows: list[tuple[Any, ...]], req: float, tok: float) -> SkillStats:

@@ -12,10 +12,11 @@ interrupted). Compiling rewrites them:
 - every loop iteration (``for`` statements, comprehensions) goes through
   ``_getiter_``, which counts it against ``MAX_ITERATIONS`` and, every 32
   iterations, checks the run's deadline (``Forge(max_skill_seconds=...)``);
-- ``+``, ``*`` and ``%`` go through guards that charge the characters or items
-  they would build to ``MAX_BUILT`` *before* building them, and keep integers
-  under ``MAX_INT_BITS``; so do f-strings, ``str()``, ``repr()``, ``format()``,
-  ``sum()`` and the ``join`` helper, and, inside loops, where copies add up,
+- ``+`` and ``*`` go through guards that charge the characters or items they
+  would build to ``MAX_BUILT`` *before* building them, and keep integers under
+  ``MAX_INT_BITS``; so do ``sum()`` and the ``join`` helper; ``%``, f-strings,
+  ``str()``, ``repr()`` and ``format()`` are charged as soon as they are made
+  (their widths are capped, so each piece is small), and, inside loops, where copies add up,
   ``sorted()``, ``list()``, ``dict()`` and the ``values`` and ``updated`` helpers; ``format()`` and ``%`` refuse widths and
   precisions past 99 (the policy refuses them in f-strings); ``round()`` takes
   at most 400 digits either way.
@@ -44,14 +45,13 @@ from RestrictedPython.Guards import guarded_iter_unpack_sequence, guarded_unpack
 
 from . import runtime
 from ._exceptions import BudgetExceeded, SandboxError
-from ._policy import MAX_FORMAT_WIDTH, modest_format
+from ._policy import MAX_FORMAT_WIDTH, RUNTIME_MODULE, modest_format
 from ._tools import MAX_BUILT, MAX_INT_BITS, MAX_ITERATIONS, current_run, spend_built
 
 __all__ = ["MAX_BUILT", "MAX_INT_BITS", "MAX_ITERATIONS", "SandboxError", "compile_skill", "load_function"]
 
 logger = logging.getLogger(__name__)
 
-RUNTIME_MODULE = "skillforge.runtime"
 
 _ALLOWED_BUILTINS = (
     "False None True abs bool float int isinstance len range repr round str "

@@ -257,7 +257,8 @@ def spend_built(n: int) -> None:
     """Charge ``n`` characters or items built to the running skill; ``BudgetExceeded`` past its budget.
 
     Called *before* a value of that size is made, so a skill never allocates past it. Outside a
-    skill run (admission replays a skill on a recorded run) each value alone is held to the budget.
+    skill run (a skill imported as a plain function, calling the ``join`` helper) each value alone
+    is held to the budget.
     """
     run = _current.get()
     if run is None:

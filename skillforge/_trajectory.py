@@ -127,7 +127,7 @@ def _cycle(value: Any) -> tuple[str, str] | None:
             if type(child) is list or type(child) is dict:
                 keys.append(key)
                 if id(child) in on_path:
-                    return "".join(f"[{_shown(k)}]" for k in keys), type(child).__name__
+                    return "".join(f"[{shown(k)}]" for k in keys), type(child).__name__
                 on_path.add(id(child))
                 stack.append((child, _members(child)))
                 break
@@ -149,15 +149,15 @@ def _path(at: _Where) -> str:
     while at is not None:
         at, key = at
         keys.append(key)
-    return "".join(f"[{_shown(k)}]" for k in reversed(keys))
+    return "".join(f"[{shown(k)}]" for k in reversed(keys))
 
 
-def _shown(key: Any) -> str:
-    """``repr(key)`` for a path, or its type where its repr fails."""
+def shown(value: Any) -> str:
+    """``repr(value)``, or its type where its repr fails (a path to a bad value, a row of the run log)."""
     try:
-        return repr(key)
+        return repr(value)
     except Exception:
-        return f"<{type(key).__name__}>"
+        return f"<{type(value).__name__}>"
 
 
 class ToolRef(BaseModel):

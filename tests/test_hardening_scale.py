@@ -300,3 +300,38 @@ def test_the_listing_of_names_follows_hand_edits_between_its_own_writes(tmp_path
     library.write("delta", "x = 4\n", [])
     init = (library.dir / "__init__.py").read_text()
     assert "'alpha'" not in init and "'delta'" in init and "'gamma'" in init
+
+
+def test_a_template_read_lazily_that_cannot_be_built_binds_nothing_instead_of_raising() -> None:
+    """A template from the metadata cache makes its pattern when first bound; one whose pattern cannot
+    be made (a shape no reader would have passed) binds no task, rather than fail the solve."""
+    slots = [Slot("ref", "id", "str", None, "no such shape")]
+    with pytest.raises(ValueError, match="shape"):
+        TaskTemplate("Refund {ref}", slots)  # built at once: the reader reports the file
+    lazy = TaskTemplate("Refund {ref}", slots, lazy=True)
+    assert lazy.bind("Refund A-12") is None
+    assert TaskTemplate("Refund {ref}", [Slot("ref", "id", "str")], lazy=True).bind("Refund A-12") == {"ref": "A-12"}
+
+
+def test_a_warm_open_of_many_files_reads_the_cache_at_once_and_still_sees_an_edit(tmp_path: Path) -> None:
+    """Past PRELOAD_FILES changed files a scan reads the metadata cache in one query: every skill
+    still loads and serves, and a file edited by hand since is parsed again, not taken from the cache."""
+    from bench.library_scale import forge_on, shapes
+    from skillforge._forge import PRELOAD_FILES
+
+    n = PRELOAD_FILES + 6
+    skills, state = tmp_path / "skills", tmp_path / "state"
+    learner = forge_on(skills, state)
+    tasks = shapes(n)
+    for i, shape in enumerate(tasks):
+        assert learner.solve(f"{shape} #{100 + i}").learned
+    first = sorted(skills.glob("[!_]*.py"))[0]
+    first.write_text(first.read_text().replace('"""', '"""Edited by hand. ', 1))
+
+    warm = forge_on(skills, state)
+    warm.agent = None  # a miss would raise NoAgentError: every task must be served by its skill
+    assert warm.problems == [] and len(warm.skills()) == n
+    assert next(s for s in warm.skills() if s.path == first).source.count("Edited by hand.") == 1
+    for i in (0, n // 2, n - 1):
+        result = warm.solve(f"{tasks[i]} #9{i}")
+        assert result.source == "skill", result
