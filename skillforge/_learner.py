@@ -17,7 +17,7 @@ from ._codegen import render_skill, skill_meta
 from ._compile import Compiled, Rejected, admit, admit_file, prove_all
 from ._exceptions import SkillFileError, SkillforgeSignal
 from ._antiunify import _TOKEN, generalize, ignores_data, widened
-from ._learning import _walk_all, named, renamed_template, same_program, spec_from_runs
+from ._learning import _walk_all, named, renamed_template, same_program, spec_from_runs, without_idle_reads
 from ._lists import substitute
 from ._library import MetaCache, SkillFile, content_key, skill_from
 from ._lifting import lift
@@ -187,7 +187,7 @@ class Learning:
         if rejected is not None:
             return rejected
         try:
-            return self._learn(traj, family)
+            return self._learn(without_idle_reads(traj), family)
         except SkillFileError as e:  # a skill that would not read back: a bug, never a failed solve()
             logger.warning("not learned, the skill would not read back: %s", e)
             return Rejected(f"the learned skill would not read back ({e}); nothing was written")

@@ -48,6 +48,7 @@ logger = logging.getLogger(__name__)
 
 __all__ = [
     "ATTRIBUTE_RUNS", "CONTEXT_RUNS", "branched", "merge", "named", "renamed_template", "same_program", "settle", "spec_from_runs",
+    "without_idle_reads",
 ]
 
 ATTRIBUTE_RUNS = 5  # runs that acted alike, each with another value, before a text fact counts as an attribute
@@ -548,3 +549,51 @@ def _spec_expr(spec: SkillSpec, site: Site) -> Expr | None:
         return expr_at([(s.tool, s.args) for s in spec.steps], spec.output, site)
     except (KeyError, IndexError, TypeError):
         return None  # the runs' arguments do not have the same shape there
+
+
+def without_idle_reads(traj: Trajectory) -> Trajectory:
+    """``traj`` without the reads after its last write that fed nothing: no later call's argument
+    and no part of the answer says a value they returned.
+
+    Such a read cannot change what the run wrote, and the answer did not quote it, so it is
+    no part of what the skill must do; and what it read is often unexplained by the task
+    (the product of some other item looked up after the order was changed), which would
+    keep every run apart. A run that wrote nothing keeps its reads (they are what its
+    answer rests on), as does every read before the last write (its facts guard the writes).
+    """
+    last_write = max((i for i, c in enumerate(traj.calls) if c.tool in traj.tools and not traj.tools[c.tool].read), default=-1)
+    if last_write < 0:
+        return traj
+    kept = list(traj.calls)
+    said = _leaf_texts(traj.outcome.output)
+    for i in range(len(kept) - 1, last_write, -1):
+        call = kept[i]
+        if call.error is not None:
+            continue  # a failed read is what the run saw; never dropped silently
+        returned = _leaf_texts(call.result)
+        later = set().union(*(_leaf_texts(c.args) for c in kept[i + 1 :])) if i + 1 < len(kept) else set()
+        if returned & (later | said) or any(r in s for r in returned for s in said if len(r) >= 4):
+            continue
+        del kept[i]
+    if len(kept) == len(traj.calls):
+        return traj
+    logger.debug("%d idle reads after the last write left out of %r", len(traj.calls) - len(kept), traj.task[:80])
+    return traj.model_copy(update={"calls": kept})
+
+
+def _leaf_texts(value: Any) -> set[str]:
+    """The scalar values in ``value`` as text (strings of two or more characters, numbers)."""
+    out: set[str] = set()
+    stack = [value]
+    while stack and len(out) < 20_000:
+        v = stack.pop()
+        if type(v) is str:
+            if len(v.strip()) >= 2:
+                out.add(v.strip().lower())
+        elif type(v) in (int, float):
+            out.add(str(v))
+        elif type(v) is dict:
+            stack.extend(v.values())
+        elif type(v) is list:
+            stack.extend(v)
+    return out

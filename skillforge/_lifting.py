@@ -28,6 +28,7 @@ from typing import Any
 
 from ._guards import derive_guards
 from ._lists import Listing, each_guards, mentions
+from ._names import checked_ids
 from ._policy import RESERVED
 from ._records import fold, map_blocks, record_template
 from ._runchecks import coincidences, element_ref, positional_pins, quoted_item, tied_constant, unexplained_number
@@ -610,7 +611,10 @@ def discover_template(traj: Trajectory, *, importable: bool = True, roll: bool =
     (``roll``: a list written item by item as one list slot, see ``_lists``; groups of slots written
     side by side as a list, one list of records, see ``_records``)."""
     found = _spans_template(traj, importable=importable, roll=roll)
-    if isinstance(found, Rejected) or not roll:
+    if isinstance(found, Rejected):
+        return found
+    found = checked_ids(found, traj)
+    if not roll:
         return found
     records = record_template(found)
     if records is None:

@@ -18,11 +18,12 @@ import re
 from typing import Any
 
 from . import runtime
+from ._selecting import _singular
 from ._template import CHOICE, IGNORED, Slot, TaskTemplate, shape_of, union_shape
 from ._trajectory import Trajectory
 from ._values import enum_like
 
-__all__ = ["named"]
+__all__ = ["checked_ids", "named"]
 
 _NOT_NAMES = frozenset(runtime.__all__) | {"SKILL", "result"}  # names a skill file already uses
 
@@ -178,3 +179,71 @@ def _fresh(taken: set[str]) -> str:
     while f"_{i}" in taken:
         i += 1
     return f"_{i}"
+
+
+_ID_TOKEN = re.compile(r"(?<![\w#])#?[A-Za-z]{0,4}[-_]?\d[\w-]*(?!\w)")  # "#W12", "INC-4820", "10293"
+
+
+def _id_like(text: str) -> bool:
+    """An id: a digit, and a letter or a ``#`` beside it, or five digits or more (not a count or a year)."""
+    return len(text) >= 3 and (text[0] == "#" or any(c.isalpha() for c in text) or len(text) >= 5)
+
+
+def checked_ids(template: TaskTemplate, run: Trajectory) -> TaskTemplate:
+    """``template`` with each id in its literal text that a read of ``run`` returned made a slot
+    the skill checks ("(same as #W1713682)", where the customer's orders list ``#W1713682``).
+
+    The id fed no argument, so it is no slot by the data; but it names something the agent
+    read, so the agent may have acted on it, and text kept literal would keep every run apart
+    (each says another id). As a slot of its own (named after the field read, ``order``), the
+    lifted skill relates it to what was read (``order in user['orders']``, ``order !=
+    order_id``): another task binds only where its id stands in the same relations.
+    """
+    reads = _read_ids(run)
+    if not reads:
+        return template
+    taken = {s.name for s in template.slots} | set(run.tools)
+    slots = list(template.slots)
+    pieces: list[str] = []
+    changed = False
+    for k, part in enumerate(re.split(r"(\{\{|\}\}|\{\w+\})", template.text)):
+        if k % 2 == 1:  # a placeholder or an escaped brace
+            pieces.append(part)
+            continue
+        out, pos = [], 0
+        for m in _ID_TOKEN.finditer(part):
+            field = reads.get(m.group()) if _id_like(m.group()) else None
+            if field is None:
+                continue
+            name = _free(field, taken)
+            taken.add(name)
+            slots.append(Slot(name, "text", "str", None, shape_of(m.group(), "text")))
+            out += [part[pos : m.start()], "{" + name + "}"]
+            pos = m.end()
+            changed = True
+        pieces.append("".join(out) + part[pos:])
+    if not changed:
+        return template
+    try:
+        return TaskTemplate("".join(pieces), slots)
+    except ValueError:
+        return template
+
+
+def _read_ids(run: Trajectory) -> dict[str, str]:
+    """Id-like texts the run's reads returned → the field each was read from (an element of a list
+    of ``orders``: ``order``)."""
+    out: dict[str, str] = {}
+    for call in run.calls:
+        if not run.tools[call.tool].read:
+            continue
+        stack: list[tuple[Any, str]] = [(call.result, "value")]
+        while stack and len(out) < 20_000:
+            v, field = stack.pop()
+            if type(v) is str and _ID_TOKEN.fullmatch(v) and _id_like(v):
+                out.setdefault(v, field)
+            elif type(v) is dict:
+                stack.extend((x, k if type(k) is str else field) for k, x in v.items())
+            elif type(v) is list:
+                stack.extend((x, _singular(field)) for x in v)
+    return out
