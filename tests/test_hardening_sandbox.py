@@ -163,7 +163,9 @@ def test_a_skill_that_builds_huge_values_stops_before_allocating_them(
     assert result.handover is not None and "budget" in result.handover and "stopped" in result.handover, (name, result.handover)
     assert planted.asked == ["Show table beta"] and result.output == "The table holds beta."
     assert peak < 256 * 2**20, f"{name}: {peak / 2**20:.0f} MiB traced"
-    assert elapsed < 5
+    # stopped, not run out: unbudgeted, these take minutes or exhaust memory (a loose bound: the suite
+    # shares 2 cores with whatever else runs, and took 6 s here once under load)
+    assert elapsed < 30, f"{name}: {elapsed:.1f} s"
 
 
 def test_an_fstring_with_a_wide_format_spec_is_refused_by_the_policy() -> None:
