@@ -56,10 +56,21 @@ def test_solve_skills_show_and_reindex_against_an_app(tmp_path: Path, monkeypatc
     assert missing.exit_code == 2 and "cannot import 'no_such_module_here'" in missing.output
 
 
-def test_console_script_reports_skillforge_errors_in_one_line(tmp_path: Path) -> None:
-    env = {"PATH": "/usr/bin:/bin", "SKILLFORGE_SKILLS_DIR": str(tmp_path / "s"), "SKILLFORGE_STATE_DIR": str(tmp_path / "t")}
+def test_console_script_reports_errors_with_the_fix_and_no_traceback(tmp_path: Path) -> None:
+    env = {
+        "PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO),
+        "SKILLFORGE_SKILLS_DIR": str(tmp_path / "s"), "SKILLFORGE_STATE_DIR": str(tmp_path / "t"),
+    }
     out = subprocess.run(
         [sys.executable, "-m", "skillforge.cli", "solve", "Refund order #1"], capture_output=True, text=True, cwd=tmp_path, env=env
     )
     assert out.returncode == 1
-    assert out.stderr.strip().startswith("error: no skill matches") and "Traceback" not in out.stderr
+    assert out.stderr.startswith("Error: no skill matches 'Refund order #1' and no agent is configured") and "Traceback" not in out.stderr
+    assert f"the skills directory {tmp_path / 's'} does not exist" in out.stderr
+    assert "fix: SKILLFORGE_SKILLS_DIR names this directory: correct it" in out.stderr
+    broken = subprocess.run(  # a SkillforgeError from the settings: one line, exit 1
+        [sys.executable, "-m", "skillforge.cli", "skills"], capture_output=True, text=True, cwd=tmp_path,
+        env={**env, "SKILLFORGE_APP": "not a module"},
+    )
+    assert broken.returncode == 1 and broken.stderr.startswith("error: invalid skillforge settings (app: ")
+    assert "Traceback" not in broken.stderr

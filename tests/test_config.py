@@ -57,3 +57,28 @@ def test_default_forge_uses_the_settings(tmp_path: Path, monkeypatch: pytest.Mon
     assert forge is skillforge.default_forge()
     assert isinstance(forge.agent, OpenAIAgent) and forge.agent.model == "m-1"
     assert forge.skills_dir == tmp_path / "skills"
+
+
+def test_app_is_read_from_the_file_and_the_environment_wins(tmp_path: Path) -> None:
+    cwd = _project(tmp_path, 'app = "ithelp.tools:forge"')
+    assert load_settings(cwd, environ={}).app == "ithelp.tools:forge"
+    assert load_settings(cwd, environ={"SKILLFORGE_APP": "other.tools"}).app == "other.tools"
+    assert load_settings(tmp_path / "src", environ={"SKILLFORGE_APP": ""}).app == "ithelp.tools:forge"  # empty: unset
+
+
+@pytest.mark.parametrize("value", ["ithelp/tools.py", "ithelp.tools:", ":forge", "ithelp..tools", "ithelp.tools:forge:x", "1app"])
+def test_an_app_that_is_not_module_or_module_colon_attribute_is_an_error_naming_the_key(tmp_path: Path, value: str) -> None:
+    cwd = _project(tmp_path, f"app = {value!r}")
+    with pytest.raises(ConfigError, match=r"app: .*is not MODULE or MODULE:ATTRIBUTE"):
+        load_settings(cwd, environ={})
+
+
+def test_the_settings_file_is_the_nearest_pyproject_at_or_above_the_folder(tmp_path: Path) -> None:
+    from skillforge._config import find_settings_file
+
+    deep = _project(tmp_path, "")
+    assert find_settings_file(deep) == tmp_path / "pyproject.toml"
+    assert find_settings_file(tmp_path) == tmp_path / "pyproject.toml"
+    (deep / "pyproject.toml").write_text("[project]\nname = 'inner'\n")  # a nearer one wins, table or not
+    assert find_settings_file(deep) == deep / "pyproject.toml"
+    assert load_settings(deep, environ={}).skills_dir == str(deep / "skills")
