@@ -74,3 +74,31 @@ def test_console_script_reports_errors_with_the_fix_and_no_traceback(tmp_path: P
     )
     assert broken.returncode == 1 and broken.stderr.startswith("error: invalid skillforge settings (app: ")
     assert "Traceback" not in broken.stderr
+
+
+def test_demo_real_without_an_api_key_fails_before_anything_is_made(tmp_path: Path, monkeypatch) -> None:
+    import pytest
+
+    from skillforge import ConfigError
+    from skillforge.demo.run import run_demo
+
+    monkeypatch.delenv("OPENAI_API_KEY")
+    kept = tmp_path / "demo" / "skills" / "refund_order.py"  # a previous run's skills: not emptied for nothing
+    kept.parent.mkdir(parents=True)
+    kept.write_text("# from an earlier run\n")
+    result = CliRunner().invoke(cli, ["demo", "--real", "--dir", str(tmp_path / "demo")])
+    assert result.exit_code == 1
+    assert "a real model needs OPENAI_API_KEY" in result.stderr and "--stand-in" in result.stderr
+    assert "tickets:" not in result.output and kept.read_text() == "# from an earlier run\n"
+    with pytest.raises(ConfigError, match="OPENAI_API_KEY"):
+        next(run_demo(tmp_path / "api", real_model=True))
+    assert not (tmp_path / "api").exists()
+
+
+def test_demo_where_every_ticket_fails_does_not_look_like_success(tmp_path: Path) -> None:
+    # the key is set, but the endpoint (the test environment's closed loopback port) refuses every request
+    result = CliRunner().invoke(cli, ["demo", "--real", "-n", "2", "--dir", str(tmp_path / "demo")])
+    assert result.exit_code == 1
+    assert result.stdout.count("FAILED") == 3  # two tickets, and the summary
+    assert "tickets: 2  served by skills: 0" in result.stdout and "FAILED: 2" in result.stdout
+    assert "error: every ticket failed; the first: AgentError" in result.stderr

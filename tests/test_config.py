@@ -82,3 +82,54 @@ def test_the_settings_file_is_the_nearest_pyproject_at_or_above_the_folder(tmp_p
     (deep / "pyproject.toml").write_text("[project]\nname = 'inner'\n")  # a nearer one wins, table or not
     assert find_settings_file(deep) == deep / "pyproject.toml"
     assert load_settings(deep, environ={}).skills_dir == str(deep / "skills")
+
+
+def _files(root: Path) -> set[Path]:
+    return {p.relative_to(root) for p in root.rglob("*") if p.is_file()}
+
+
+def test_state_is_made_only_under_the_configured_state_dir_whatever_the_working_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The stray unused/library.sqlite3 once committed at the top of the repository was a Forge given a
+    # relative state_dir by a test run from there. Settings are relative to their pyproject, not the cwd:
+    # a Forge that learns, logs, caches and indexes from a subfolder writes under skills/ and .skillforge/ only.
+    import skillforge.demo.desk as desk
+
+    project = tmp_path / "project"
+    project.mkdir()
+    sub = _project(project, 'state_dir = ".state"')
+    conn = desk.open_desk(tmp_path / "desk.sqlite3")
+    monkeypatch.chdir(sub)
+    forge = skillforge.default_forge()
+    forge.tool(read=True)(desk.get_order)
+
+    def agent(task: str) -> str:
+        return desk.get_order(order_id=task.rsplit("#", 1)[-1])["status"]
+
+    forge.agent = agent
+    assert forge.solve("Status of order #1010").learned
+    assert forge.solve("Status of order #1010").source == "skill"
+    forge.reindex()
+    forge.stats()
+    forge.runlog.close()
+    conn.close()
+    made = _files(project)
+    assert {p.parts[0] for p in made} == {"pyproject.toml", "skills", ".state"}
+    assert {".state/runs.sqlite3", ".state/library.sqlite3", ".state/chroma/chroma.sqlite3"} <= {str(p) for p in made}
+    assert list(sub.iterdir()) == []
+
+
+def test_gitignore_keeps_state_files_out_of_the_repository() -> None:
+    import shutil
+    import subprocess
+
+    repo = Path(__file__).resolve().parent.parent
+    if shutil.which("git") is None or not (repo / ".git").exists():
+        pytest.skip("not a git checkout")
+    states = ["unused/library.sqlite3", ".skillforge/runs.sqlite3", "state/chroma/chroma.sqlite3", "state/runs.sqlite3-wal",
+              "skills/.skillforge.lock"]
+    ignored = subprocess.run(["git", "check-ignore", "--no-index", *states], cwd=repo, capture_output=True, text=True)
+    assert ignored.stdout.split() == states
+    tracked = subprocess.run(["git", "ls-files"], cwd=repo, capture_output=True, text=True, check=True).stdout.split()
+    assert [f for f in tracked if ".sqlite3" in f or f.endswith(".skillforge.lock")] == []
