@@ -168,9 +168,9 @@ def diagnose(setup: Setup) -> Finding | None:
     missing = ", ".join(f"{t} from {m}" for m, t in sorted(needed)[:6]) + (", ..." if len(needed) > 6 else "")
     if usable:
         return Finding(
-            f"{len(idle)} more skill file{'s' * (len(idle) != 1)} in {skills_dir} need tools this Forge does not "
-            f"register ({missing}); they are not run",
-            _fix_app(setup, modules) + "; skillforge check names each file",
+            f"{len(idle)} more skill file{'s' * (len(idle) != 1)} in {skills_dir} need{'s' * (len(idle) == 1)} tools "
+            f"this Forge does not register ({missing}); {'they are' if len(idle) != 1 else 'it is'} not run",
+            _fix_app(setup, modules, partial=True),
             fatal=False,
         )
     if not forge.registry.tools:
@@ -179,9 +179,10 @@ def diagnose(setup: Setup) -> Finding | None:
             "so none can run: the module that defines your tools was not imported"
         )
     else:
+        files = "the skill file" if len(idle) == 1 else f"none of the {len(idle)} skill files"
         problem = (
-            f"none of the {len(idle)} skill file{'s' * (len(idle) != 1)} in {skills_dir} can run: "
-            f"they need tools this Forge does not register ({missing})"
+            f"{files} in {skills_dir} can{'not' * (len(idle) == 1)} run: "
+            f"{'it needs' if len(idle) == 1 else 'they need'} tools this Forge does not register ({missing})"
         )
     return Finding(problem, _fix_app(setup, modules), fatal=True)
 
@@ -218,17 +219,23 @@ def _needed_tools(forge: Any, paths: list[Path]) -> set[tuple[str, str]]:
     return needed
 
 
-def _fix_app(setup: Setup, modules: Counter[str]) -> str:
+def _fix_app(setup: Setup, modules: Counter[str], *, partial: bool = False) -> str:
     guess = modules.most_common(1)[0][0] if modules else "MODULE[:FORGE]"
+    if partial:
+        return (
+            f"if they are this app's skills, register their tools (import {guess} from your app); skill files of "
+            "another app's tools may stay, they are not run here; skillforge check names each file"
+        )
     if setup.own_forge:
         return (
             f"register the tools on the Forge {setup.app} (@forge.tool, or Forge(tools=[...])), "
             f"or point --app at the Forge that has them"
         )
     if setup.app:
+        registered = "no tools" if not setup.forge.registry.tools else "other tools"
         return (
-            f"{setup.app} registered {'no' if not setup.forge.registry.tools else 'not these'} tools on the default "
-            f"Forge: name the module that defines them (--app {guess}), or MODULE:FORGE if they are on a Forge of its own"
+            f"importing {setup.app} registered {registered} on the default Forge: name the module that defines "
+            f"them (--app {guess}), or MODULE:FORGE if they are on a Forge of its own"
         )
     if setup.settings_file is not None:
         return f'set app = "{guess}" in [tool.skillforge] of {setup.settings_file}, or pass --app {guess}'

@@ -8,6 +8,7 @@ import shutil
 import statistics
 import sys
 import tempfile
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ import click
 
 from ._cliapp import Finding, Setup, diagnose, diagnose_runlog, open_app
 from ._exceptions import NoAgentError, RunLogError, SkillforgeError
+from ._runlog import Stats, _summarise
 
 __all__ = ["main"]
 
@@ -102,7 +104,11 @@ def _hits(forge: Any) -> dict[str, int] | None:
 @app_option
 @json_option
 def list_skills(app: str | None, as_json: bool) -> None:
-    """List the usable skills: hits so far, and their templates."""
+    """List the usable skills: hits so far, and their templates.
+
+    With --json: app, settings_file, skills_dir, skills (name, template, phrasings, hits, edited,
+    file), problems (file, reason), hint (what is missing and the fix, or null).
+    """
     setup = open_app(app)
     forge = setup.forge
     hits = _hits(forge)
@@ -139,11 +145,11 @@ def list_skills(app: str | None, as_json: bool) -> None:
 @app_option
 @json_option
 def stats(app: str | None, as_json: bool) -> None:
-    """Hits, misses, handovers, model requests and tokens saved: overall and per skill."""
-    from dataclasses import asdict
+    """Hits, misses, handovers, model requests and tokens saved: overall and per skill.
 
-    from ._runlog import Stats, _summarise
-
+    With --json: app, settings_file, skills_dir, run_log, overall (the counts), skills (the same
+    per skill, with its name), hint (what is missing and the fix, or null).
+    """
     setup = open_app(app)
     forge = setup.forge
     if forge.runlog is None:
@@ -195,6 +201,9 @@ def check(app: str | None, as_json: bool) -> None:
     pass the sandbox policy and reproduce each recorded run. ``__init__.py`` must be the generated
     one; no other Python file may be there. Exits non-zero if any file fails: run it in CI on pull
     requests that touch skills/.
+
+    With --json: app, settings_file, skills_dir, pass, files (file, kind "skill" or "other", ok,
+    problems, runs, edited), skill_files and other_files (total, passed), hint.
     """
     setup = open_app(app)
     forge = setup.forge

@@ -221,9 +221,14 @@ def test_skill_files_of_other_tools_beside_usable_ones_are_a_note_and_an_empty_l
     assert "note: 1 more skill file in" in listing.stderr
     assert "get_order from skillforge.demo.desk" in listing.stderr
 
-    for path in (project / "skills").glob("*.py"):
-        if path.name != "__init__.py":
-            path.unlink()
+    (project / "skills" / "unlock_account_skill.py").unlink()
+    other = run(["skills"], project)  # only another app's skills: nothing usable, and that is an error
+    assert other.exit_code == 1
+    assert f"the skill file in {project / 'skills'} cannot run: it needs tools" in other.stderr and "(get_order from skillforge.demo.desk)" in other.stderr
+    assert "fix: importing ithelpdesk.tools registered other tools on the default Forge" in other.stderr
+    assert "(--app skillforge.demo.desk)" in other.stderr
+
+    (project / "skills" / "where_order.py").unlink()
     empty = run(["skills"], project)
     assert empty.exit_code == 0
     assert f"note: no skill files in {project / 'skills'} yet" in empty.stderr
