@@ -78,10 +78,6 @@ def solve(task: str, app: str | None) -> None:
         click.echo(f"  {call.tool}({', '.join(f'{k}={v!r}' for k, v in call.args.items())})")
     if result.learned:
         click.echo(f"learned: {result.learned}")
-    if result.source == "agent":  # the agent did it: were there skills that could not run here?
-        finding = diagnose(setup)
-        if finding is not None and finding.fatal and setup.skills_dir.is_dir() and any(setup.forge.library.paths()):
-            click.echo("warning: " + finding.message(setup), err=True)
     if result.error:
         click.echo(f"error: {result.error}", err=True)
         raise SystemExit(1)

@@ -168,6 +168,10 @@ def test_app_in_pyproject_is_imported_from_the_projects_folder_wherever_the_comm
     solved = run(["solve", "Unlock the account of bob"], cwd)
     assert solved.exit_code == 0, solved.output
     assert "source: skill  skill: unlock_account_skill  model requests: 0" in solved.stdout
+    missed = run(["solve", "Reset the printer on floor 3"], cwd)  # a task no template takes, and no agent
+    assert missed.exit_code == 1 and "no skill matches 'Reset the printer on floor 3'" in missed.stderr
+    _says_where(missed.stderr, project, app="ithelpdesk.tools (from [tool.skillforge] of")
+    assert "fix: skillforge skills lists the templates these skills take" in missed.stderr
 
     assert run(["check"], cwd).exit_code == 0
     reindexed = run(["reindex"], cwd)
