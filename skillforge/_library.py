@@ -65,6 +65,12 @@ class SkillFile:
     func: Any = field(default=None, repr=False)  # loaded lazily by the Forge
     phrasings: tuple[TaskTemplate, ...] = ()  # every template it takes tasks by: ``template`` first
 
+    def __repr__(self) -> str:  # short: the source, SKILL literal and run hashes are in the file
+        return (
+            f"SkillFile(name={self.name!r}, path={str(self.path)!r}, template={self.template.text!r}, "
+            f"runs={len(self.runs)}, edited={self.edited})"
+        )
+
     def bind(self, task: str) -> tuple[TaskTemplate, dict[str, Any]] | None:
         """The first of its phrasings that binds ``task``, and what it binds."""
         return bind_phrasings(self.phrasings or (self.template,), task)

@@ -2,49 +2,51 @@
 
 from __future__ import annotations
 
-import importlib
+import json
 import logging
 import shutil
 import statistics
 import sys
 import tempfile
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 import click
 
-from ._exceptions import RunLogError, SkillforgeError
+from ._cliapp import Finding, Setup, diagnose, diagnose_runlog, open_app
+from ._exceptions import NoAgentError, RunLogError, SkillforgeError
+from ._runlog import Stats, _summarise
 
 __all__ = ["main"]
 
 
 def _load_forge(app: str | None) -> Any:
-    import skillforge
+    """The Forge a command runs on: ``--app``, else the ``app`` setting, else the default Forge."""
+    return open_app(app).forge
 
-    if not app:
-        return skillforge.default_forge()
-    module_name, colon, attr = app.partition(":")
-    if not module_name or (colon and not attr):
-        raise click.BadParameter("use MODULE:ATTRIBUTE (e.g. myapp.tools:forge) or MODULE", param_hint="--app")
-    if str(Path.cwd()) not in sys.path:
-        sys.path.insert(0, str(Path.cwd()))
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as e:
-        raise click.BadParameter(f"cannot import {module_name!r}: {e}", param_hint="--app") from e
-    if not attr:  # a module whose tools use @skillforge.tool: they are on the default forge now
-        return skillforge.default_forge()
-    forge = getattr(module, attr, None)
-    if not isinstance(forge, skillforge.Forge):
-        raise click.BadParameter(f"{app} is not a skillforge.Forge", param_hint="--app")
-    return forge
+
+def _emit(answer: dict[str, Any]) -> None:
+    """One JSON object on stdout: keys sorted, so the same state prints the same text."""
+    click.echo(json.dumps(answer, indent=2, sort_keys=True, ensure_ascii=False, default=str))
+
+
+def _report(setup: Setup, finding: Finding | None) -> None:
+    """Say what was found missing (on stderr), and fail if it is fatal: after the answer is printed."""
+    if finding is None:
+        return
+    click.echo(("error: " if finding.fatal else "note: ") + finding.message(setup), err=True)
+    if finding.fatal:
+        raise SystemExit(1)
 
 
 app_option = click.option(
     "--app",
     metavar="MODULE[:FORGE]",
-    help="The Forge with your tools, or a module whose @skillforge.tool functions it imports (default Forge).",
+    help="The Forge with your tools, or a module whose @skillforge.tool functions it imports "
+    "(default: app in [tool.skillforge] or SKILLFORGE_APP, else the default Forge).",
 )
+json_option = click.option("--json", "as_json", is_flag=True, help="Print one JSON object (for scripts and CI).")
 
 
 @click.group()
@@ -61,8 +63,16 @@ def cli(verbose: int) -> None:
 @app_option
 def solve(task: str, app: str | None) -> None:
     """Solve TASK: from a skill if one fits, else with the agent (and learn)."""
-    forge = _load_forge(app)
-    result = forge.solve(task)
+    setup = open_app(app)
+    try:
+        result = setup.forge.solve(task)
+    except NoAgentError as e:  # no skill matched: say what was looked in, and why it may be empty
+        finding = diagnose(setup)
+        fix = finding.fix if finding else "skillforge skills lists the templates these skills take"
+        lines = [str(e), *([finding.problem] if finding else []), *setup.describe(), f"fix: {fix}"]
+        raise click.ClickException("\n".join(lines)) from None
+    if setup.forge.runlog is not None:  # logged now, not only at exit: a command is one solve
+        setup.forge.runlog.flush()
     click.echo(f"source: {result.source}  skill: {result.skill or '-'}  model requests: {result.llm_calls}")
     for call in result.calls:
         click.echo(f"  {call.tool}({', '.join(f'{k}={v!r}' for k, v in call.args.items())})")
@@ -74,35 +84,92 @@ def solve(task: str, app: str | None) -> None:
     click.echo(f"output: {result.output}")
 
 
+def _hits(forge: Any) -> dict[str, int] | None:
+    """Hits per skill from the run log (empty when there is no log yet; None when it cannot be read).
+    A log that is not there is not made: listing skills writes nothing."""
+    if forge.runlog is None or not forge.runlog.path.exists():
+        return {}
+    try:
+        return {s.name: s.hits for s in forge.stats().skills}
+    except RunLogError as e:  # statistics only: the skills are listed without their hits
+        click.echo(f"warning: {e}; hits are not shown", err=True)
+        return None
+
+
 @cli.command("skills")
 @app_option
-def list_skills(app: str | None) -> None:
-    """List the usable skills: hits so far, and their templates."""
-    forge = _load_forge(app)
-    hits: dict[str, int] | None = {}
-    if forge.runlog is not None:
-        try:
-            hits = {s.name: s.hits for s in forge.stats().skills}
-        except RunLogError as e:  # statistics only: the skills are listed without their hits
-            click.echo(f"warning: {e}; hits are not shown", err=True)
-            hits = None
-    click.echo(f"{'skill':32} {'hits':>6}  template")
-    for s in forge.skills():
-        count = "-" if hits is None else hits.get(s.name, 0)
-        click.echo(f"{s.name:32} {count:>6}  {s.template.text}{'  (edited)' if s.edited else ''}")
-    for p in forge.problems:
-        click.echo(f"! {p.path}: {p.reason}", err=True)
+@json_option
+def list_skills(app: str | None, as_json: bool) -> None:
+    """List the usable skills: hits so far, and their templates.
+
+    With --json: app, settings_file, skills_dir, skills (name, template, phrasings, hits, edited,
+    file), problems (file, reason), hint (what is missing and the fix, or null).
+    """
+    setup = open_app(app)
+    forge = setup.forge
+    hits = _hits(forge)
+    skills = forge.skills()
+    finding = diagnose(setup)
+    if as_json:
+        _emit({
+            **setup.context(),
+            "skills": [
+                {
+                    "name": s.name,
+                    "template": s.template.text,
+                    "phrasings": [t.text for t in s.phrasings or (s.template,)],
+                    "hits": None if hits is None else hits.get(s.name, 0),
+                    "edited": s.edited,
+                    "file": str(Path(s.path).absolute()),
+                }
+                for s in skills
+            ],
+            "problems": [{"file": str(Path(p.path).absolute()), "reason": p.reason} for p in forge.problems],
+            "hint": finding.message(setup) if finding else None,
+        })
+    else:
+        click.echo(f"{'skill':32} {'hits':>6}  template")
+        for s in skills:
+            count = "-" if hits is None else hits.get(s.name, 0)
+            click.echo(f"{s.name:32} {count:>6}  {s.template.text}{'  (edited)' if s.edited else ''}")
+        for p in forge.problems:
+            click.echo(f"! {p.path}: {p.reason}", err=True)
+    _report(setup, finding)
 
 
 @cli.command()
 @app_option
-def stats(app: str | None) -> None:
-    """Hits, misses, handovers, model requests and tokens saved: overall and per skill."""
-    forge = _load_forge(app)
-    try:
-        st = forge.stats()
-    except RunLogError as e:  # a one-line message that says how to fix it, not a traceback
-        raise click.ClickException(str(e)) from e
+@json_option
+def stats(app: str | None, as_json: bool) -> None:
+    """Hits, misses, handovers, model requests and tokens saved: overall and per skill.
+
+    With --json: app, settings_file, skills_dir, run_log, overall (the counts), skills (the same
+    per skill, with its name), hint (what is missing and the fix, or null).
+    """
+    setup = open_app(app)
+    forge = setup.forge
+    if forge.runlog is None:
+        raise click.ClickException(f"the Forge {setup.app} keeps no run log (run_log=False): there are no statistics")
+    finding = diagnose_runlog(setup)
+    if finding is not None:  # no log yet: nothing was solved with this state dir (none is made by asking)
+        st = Stats(overall=_summarise(None, [], 0.0, 0.0), skills=[])
+    else:
+        try:
+            st = forge.stats()
+        except RunLogError as e:  # a one-line message that says how to fix it, not a traceback
+            raise click.ClickException(str(e)) from e
+    if as_json:
+        overall = asdict(st.overall)
+        del overall["name"]
+        _emit({
+            **setup.context(),
+            "run_log": str(forge.runlog.path.absolute()),
+            "overall": overall,
+            "skills": [asdict(s) for s in st.skills],
+            "hint": finding.message(setup) if finding else None,
+        })
+        _report(setup, finding)
+        return
     o = st.overall
     click.echo(
         f"solves: {o.solves}  hits: {o.hits}  agent: {o.agent}  handovers: {o.handovers}  failed: {o.failed}"
@@ -111,17 +178,18 @@ def stats(app: str | None) -> None:
         f"model requests: {o.llm_calls} made, ~{o.requests_saved:.0f} saved; "
         f"tokens: {o.tokens} used, ~{o.tokens_saved:.0f} saved"
     )
-    if not st.skills:
-        return
-    click.echo(f"\n{'skill':32} {'hits':>6} {'agent':>6} {'handover':>9} {'req saved':>10} {'hit p50':>9}")
+    if st.skills:
+        click.echo(f"\n{'skill':32} {'hits':>6} {'agent':>6} {'handover':>9} {'req saved':>10} {'hit p50':>9}")
     for s in st.skills:
         p50 = f"{s.median_hit_ms:.2f}ms" if s.median_hit_ms is not None else "-"
         click.echo(f"{s.name:32} {s.hits:>6} {s.agent:>6} {s.handovers:>9} {s.requests_saved:>10.0f} {p50:>9}")
+    _report(setup, finding)
 
 
 @cli.command()
 @app_option
-def check(app: str | None) -> None:
+@json_option
+def check(app: str | None, as_json: bool) -> None:
     """Check what ``import skills`` would run: every .py file in skills/, and each skill against its runs.
 
     A skill file must be UTF-8 with no coding declaration, of bounded size and nesting, with a
@@ -129,51 +197,80 @@ def check(app: str | None) -> None:
     pass the sandbox policy and reproduce each recorded run. ``__init__.py`` must be the generated
     one; no other Python file may be there. Exits non-zero if any file fails: run it in CI on pull
     requests that touch skills/.
+
+    With --json: app, settings_file, skills_dir, pass, files (file, kind "skill" or "other", ok,
+    problems, runs, edited), skill_files and other_files (total, passed), hint.
     """
+    setup = open_app(app)
+    forge = setup.forge
+    library = forge.library
+    paths = library.paths()
+    files = [
+        {"file": label, "kind": "other", "ok": why is None, "problems": [why] if why else [], "runs": None, "edited": None}
+        for label, why in _other_python_files(library.dir, set(paths))
+    ]
+    for path in paths:
+        files.append(_check_skill(forge, path))
+    skill_files = [f for f in files if f["kind"] == "skill"]
+    others = [f for f in files if f["kind"] == "other"]
+    failed = sum(not f["ok"] for f in files)
+    finding = diagnose(setup) if failed or not paths else None
+    if as_json:
+        _emit({
+            **setup.context(),
+            "pass": not failed and not (finding and finding.fatal),
+            "files": files,
+            "skill_files": {"total": len(skill_files), "passed": sum(f["ok"] for f in skill_files)},
+            "other_files": {"total": len(others), "passed": sum(f["ok"] for f in others)},
+            "hint": finding.message(setup) if finding else None,
+        })
+    else:
+        for f in others + skill_files:
+            if not f["ok"]:
+                click.echo(f"FAIL {f['file']}: " + "; ".join(f["problems"]))
+            elif f["kind"] == "other":
+                click.echo(f"ok   {f['file']}")
+            else:
+                runs = f["runs"]
+                click.echo(f"ok   {f['file']} ({runs} run{'s' * (runs != 1)}{', edited' if f['edited'] else ''})")
+        click.echo(f"{sum(f['ok'] for f in skill_files)} of {len(skill_files)} skill files pass")
+        if others:
+            click.echo(f"{sum(f['ok'] for f in others)} of {len(others)} other Python files in {library.dir.name}/ pass")
+    _report(setup, finding)
+    if failed:
+        raise SystemExit(1)
+
+
+def _check_skill(forge: Any, path: Path) -> dict[str, Any]:
+    """One skill file's verdict: readable, usable with these tools, within the policy, and
+    reproducing each run it names."""
     from ._compile import Rejected, admit_file
     from ._library import read_skill_file
 
-    forge = _load_forge(app)
-    library = forge.library
-    bad = 0
-    paths = library.paths()
-    others = _other_python_files(library.dir, set(paths))
-    bad_others = 0
-    for label, why in others:
-        bad_others += why is not None
-        click.echo(f"FAIL {label}: {why}" if why else f"ok   {label}")
-    for path in paths:
-        try:
-            skill = read_skill_file(path)
-        except SkillforgeError as e:
-            click.echo(f"FAIL {path.name}: {e}")
-            bad += 1
-            continue
-        why, _changed = forge._unusable(skill)
-        violations = forge.policy_violations(skill.source, skill.name, skill.instances)
-        problems = [why] if why else []
-        problems += [f"policy: {v}" for v in violations]
-        if not problems:
-            if not skill.runs:
-                problems.append("it names no recorded run to prove it against")
-            for run_hash in skill.runs:
-                try:
-                    verdict = admit_file(skill, library.load_run(run_hash))
-                except SkillforgeError as e:
-                    problems.append(str(e))
-                    continue
-                if isinstance(verdict, Rejected):
-                    problems.append(f"run {run_hash[:12]}: {verdict.reason}")
-        if problems:
-            bad += 1
-            click.echo(f"FAIL {path.name}: " + "; ".join(problems))
-        else:
-            click.echo(f"ok   {path.name} ({len(skill.runs)} run{'s' * (len(skill.runs) != 1)}{', edited' if skill.edited else ''})")
-    click.echo(f"{len(paths) - bad} of {len(paths)} skill files pass")
-    if others:
-        click.echo(f"{len(others) - bad_others} of {len(others)} other Python files in {library.dir.name}/ pass")
-    if bad or bad_others:
-        raise SystemExit(1)
+    try:
+        skill = read_skill_file(path)
+    except SkillforgeError as e:
+        return {"file": path.name, "kind": "skill", "ok": False, "problems": [str(e)], "runs": None, "edited": None}
+    why, _changed = forge._unusable(skill)
+    # as on load: a file whose tools are not these is not judged by the policy (every call would be flagged)
+    violations = [] if why else forge.policy_violations(skill.source, skill.name, skill.instances)
+    problems = [why] if why else []
+    problems += [f"policy: {v}" for v in violations]
+    if not problems:
+        if not skill.runs:
+            problems.append("it names no recorded run to prove it against")
+        for run_hash in skill.runs:
+            try:
+                verdict = admit_file(skill, forge.library.load_run(run_hash))
+            except SkillforgeError as e:
+                problems.append(str(e))
+                continue
+            if isinstance(verdict, Rejected):
+                problems.append(f"run {run_hash[:12]}: {verdict.reason}")
+    return {
+        "file": path.name, "kind": "skill", "ok": not problems, "problems": problems,
+        "runs": len(skill.runs), "edited": skill.edited,
+    }
 
 
 def _other_python_files(skills_dir: Path, skill_paths: set[Path]) -> list[tuple[str, str | None]]:
@@ -217,19 +314,28 @@ def _runs_unchecked(pyc: Path) -> bool:
     return bool(flags & 0b01) and not flags & 0b10
 
 
+def _no_skill(setup: Setup, name: str) -> click.ClickException:
+    finding = diagnose(setup)
+    if finding is None or not finding.fatal:
+        finding = Finding("", "skillforge skills lists the skills here", fatal=False)
+    lines = [f"no skill {name!r} in {setup.skills_dir}", *([finding.problem] if finding.problem else []), *setup.describe()]
+    return click.ClickException("\n".join([*lines, f"fix: {finding.fix}"]))
+
+
 @cli.command()
 @click.argument("name")
 @app_option
 @click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
 def rm(name: str, app: str | None, yes: bool) -> None:
     """Delete skill NAME (its file, and its runs no other skill uses); nothing outside skills/."""
-    forge = _load_forge(app)
+    setup = open_app(app)
+    forge = setup.forge
     try:
         path = forge.library.path_for(name)
     except SkillforgeError as e:
         raise click.ClickException(str(e)) from None
     if not path.is_file():
-        raise click.ClickException(f"no skill {name!r} in {forge.skills_dir}")
+        raise _no_skill(setup, name)
     if not yes:
         click.confirm(f"delete {path}?", abort=True)
     removed = forge.remove(name)
@@ -241,10 +347,13 @@ def rm(name: str, app: str | None, yes: bool) -> None:
 @app_option
 def show(name: str, app: str | None) -> None:
     """Print the source of skill NAME."""
-    forge = _load_forge(app)
-    path = forge.library.path_for(name)
+    setup = open_app(app)
+    try:
+        path = setup.forge.library.path_for(name)
+    except SkillforgeError as e:
+        raise click.ClickException(str(e)) from None
     if not path.is_file():
-        raise click.ClickException(f"no skill {name!r} in {forge.skills_dir}")
+        raise _no_skill(setup, name)
     click.echo(path.read_text(encoding="utf-8"), nl=False)
 
 
@@ -252,8 +361,13 @@ def show(name: str, app: str | None) -> None:
 @app_option
 def reindex(app: str | None) -> None:
     """Rebuild the derived Chroma index from skills/."""
-    forge = _load_forge(app)
+    setup = open_app(app)
+    forge = setup.forge
     forge.reload()
+    finding = diagnose(setup)
+    if finding is not None and finding.fatal:  # nothing usable: the index is left as it is, not emptied
+        click.echo("error: nothing to index, the index is left as it is: " + finding.message(setup), err=True)
+        raise SystemExit(1)
     skills = forge.skills()
     changed = 0
     with click.progressbar(length=len(skills), label="reindexing", file=sys.stderr) as bar:
@@ -263,6 +377,7 @@ def reindex(app: str | None) -> None:
             bar.update(len(batch))
     changed += forge.semantic.prune({s.name for s in skills})
     click.echo(f"reindexed {len(skills)} skills ({changed} entries changed)")
+    _report(setup, finding)
 
 
 @cli.command()
@@ -271,8 +386,13 @@ def reindex(app: str | None) -> None:
 @click.option("--real/--stand-in", "real", default=None, help="Force a real model or the offline stand-in.")
 def demo(workdir: Path | None, count: int, real: bool | None) -> None:
     """Run the support-desk demo: tickets solved by the agent once, then by skills."""
-    from .demo.run import DemoSetup, TicketOutcome, run_demo
+    from .demo.run import DemoSetup, TicketOutcome, check_real_model, run_demo
 
+    if real:  # fail before anything is made (or an old --dir emptied), not once per ticket
+        try:
+            check_real_model()
+        except SkillforgeError as e:
+            raise click.ClickException(str(e)) from None
     cleanup = workdir is None
     base = workdir or Path(tempfile.mkdtemp(prefix="skillforge-demo-"))
     if workdir is not None and (workdir / "skills").exists():
@@ -308,6 +428,10 @@ def demo(workdir: Path | None, count: int, real: bool | None) -> None:
             elif r.not_learned and r.source == "agent":
                 click.echo(f"     not learned: {r.not_learned}")
         _summary(outcomes, skills_dir)
+        failed = [r for r in outcomes if not r.ok]
+        if outcomes and len(failed) == len(outcomes):  # not a demo of anything: say so and fail
+            click.echo(f"\nerror: every ticket failed; the first: {failed[0].error}", err=True)
+            raise SystemExit(1)
     finally:
         if cleanup:
             shutil.rmtree(base, ignore_errors=True)
@@ -322,9 +446,10 @@ def _summary(outcomes: list[Any], skills_dir: Path) -> None:
     learned = list(dict.fromkeys(r.learned for r in outcomes if r.learned))
     runs_learned = sum(1 for r in outcomes if r.learned)
     click.echo("")
+    failed = sum(1 for r in outcomes if not r.ok)
     click.echo(
         f"tickets: {len(outcomes)}  served by skills: {len(hits)}  by the agent: {len(agent_runs)} "
-        f"({len(handovers)} of them after a skill's guard stopped it)"
+        f"({len(handovers)} of them after a skill's guard stopped it)" + (f"  FAILED: {failed}" if failed else "")
     )
     click.echo(
         f"model requests: {requests} made; about {per_agent * len(hits):.0f} saved "

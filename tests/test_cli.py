@@ -56,10 +56,49 @@ def test_solve_skills_show_and_reindex_against_an_app(tmp_path: Path, monkeypatc
     assert missing.exit_code == 2 and "cannot import 'no_such_module_here'" in missing.output
 
 
-def test_console_script_reports_skillforge_errors_in_one_line(tmp_path: Path) -> None:
-    env = {"PATH": "/usr/bin:/bin", "SKILLFORGE_SKILLS_DIR": str(tmp_path / "s"), "SKILLFORGE_STATE_DIR": str(tmp_path / "t")}
+def test_console_script_reports_errors_with_the_fix_and_no_traceback(tmp_path: Path) -> None:
+    env = {
+        "PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO),
+        "SKILLFORGE_SKILLS_DIR": str(tmp_path / "s"), "SKILLFORGE_STATE_DIR": str(tmp_path / "t"),
+    }
     out = subprocess.run(
         [sys.executable, "-m", "skillforge.cli", "solve", "Refund order #1"], capture_output=True, text=True, cwd=tmp_path, env=env
     )
     assert out.returncode == 1
-    assert out.stderr.strip().startswith("error: no skill matches") and "Traceback" not in out.stderr
+    assert out.stderr.startswith("Error: no skill matches 'Refund order #1' and no agent is configured") and "Traceback" not in out.stderr
+    assert f"the skills directory {tmp_path / 's'} does not exist" in out.stderr
+    assert "fix: SKILLFORGE_SKILLS_DIR names this directory: correct it" in out.stderr
+    broken = subprocess.run(  # a SkillforgeError from the settings: one line, exit 1
+        [sys.executable, "-m", "skillforge.cli", "skills"], capture_output=True, text=True, cwd=tmp_path,
+        env={**env, "SKILLFORGE_APP": "not a module"},
+    )
+    assert broken.returncode == 1 and broken.stderr.startswith("error: invalid skillforge settings (app: ")
+    assert "Traceback" not in broken.stderr
+
+
+def test_demo_real_without_an_api_key_fails_before_anything_is_made(tmp_path: Path, monkeypatch) -> None:
+    import pytest
+
+    from skillforge import ConfigError
+    from skillforge.demo.run import run_demo
+
+    monkeypatch.delenv("OPENAI_API_KEY")
+    kept = tmp_path / "demo" / "skills" / "refund_order.py"  # a previous run's skills: not emptied for nothing
+    kept.parent.mkdir(parents=True)
+    kept.write_text("# from an earlier run\n")
+    result = CliRunner().invoke(cli, ["demo", "--real", "--dir", str(tmp_path / "demo")])
+    assert result.exit_code == 1
+    assert "a real model needs OPENAI_API_KEY" in result.stderr and "--stand-in" in result.stderr
+    assert "tickets:" not in result.output and kept.read_text() == "# from an earlier run\n"
+    with pytest.raises(ConfigError, match="OPENAI_API_KEY"):
+        next(run_demo(tmp_path / "api", real_model=True))
+    assert not (tmp_path / "api").exists()
+
+
+def test_demo_where_every_ticket_fails_does_not_look_like_success(tmp_path: Path) -> None:
+    # the key is set, but the endpoint (the test environment's closed loopback port) refuses every request
+    result = CliRunner().invoke(cli, ["demo", "--real", "-n", "2", "--dir", str(tmp_path / "demo")])
+    assert result.exit_code == 1
+    assert result.stdout.count("FAILED") == 3  # two tickets, and the summary
+    assert "tickets: 2  served by skills: 0" in result.stdout and "FAILED: 2" in result.stdout
+    assert "error: every ticket failed; the first: AgentError" in result.stderr

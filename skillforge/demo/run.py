@@ -15,13 +15,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .._agent import OpenAIAgent
+from .._exceptions import ConfigError
 from .._forge import Forge, Result
 from ..testing import ChatServer
 from . import desk
 from .model import StandInModel
 from .tickets import tickets
 
-__all__ = ["DemoSetup", "TicketOutcome", "run_demo"]
+__all__ = ["DemoSetup", "TicketOutcome", "check_real_model", "run_demo"]
 
 
 @dataclass(frozen=True)
@@ -41,16 +42,28 @@ class TicketOutcome:
     result: Result
 
 
+def check_real_model() -> None:
+    """Raise ``ConfigError`` (saying what to set) when a real model cannot be asked: no API key."""
+    if not os.environ.get("OPENAI_API_KEY"):
+        raise ConfigError(
+            "a real model needs OPENAI_API_KEY (and OPENAI_BASE_URL for an endpoint other than OpenAI's): "
+            "set it, or run the offline stand-in model with --stand-in"
+        )
+
+
 def run_demo(workdir: Path, *, n: int = 60, real_model: bool | None = None) -> Iterator[DemoSetup | TicketOutcome]:
     """Solve the ticket stream in ``workdir`` (a fresh desk database and skills directory).
 
-    Yields a ``DemoSetup`` first, then a ``TicketOutcome`` per ticket.
+    Yields a ``DemoSetup`` first, then a ``TicketOutcome`` per ticket. A real model without
+    ``OPENAI_API_KEY`` raises ``ConfigError`` before anything is made.
     """
+    if real_model is None:
+        real_model = bool(os.environ.get("OPENAI_API_KEY"))
+    if real_model:
+        check_real_model()
     workdir.mkdir(parents=True, exist_ok=True)
     skills_dir = workdir / "skills"
     desk.open_desk(workdir / "desk.sqlite3")
-    if real_model is None:
-        real_model = bool(os.environ.get("OPENAI_API_KEY"))
     with ExitStack() as stack:
         if real_model:
             agent = OpenAIAgent(model=os.environ.get("SKILLFORGE_MODEL") or "gpt-4o-mini")
