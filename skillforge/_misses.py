@@ -148,7 +148,8 @@ def _inside(
             name = pieces[final][1] if final is not None else None
             if best is not None and name is not None and slots[name].kind != CHOICE and name in groups and not any(
                 _LITERAL_TOKEN.search(pieces[i][0]) for i in range(final + 1, hi)
-            ):  # the template ends with this slot: it refuses the rest of the task
+            ) and not re.search(r"[.!?;]\s*\w", text[best.end(name):]):
+                # the template ends with this slot, and the task's clause goes on: the slot refuses the rest
                 del taken[name]
                 start = best.start(name)
                 return _slot_miss(text, start, slots[name], text[start:].rstrip(".!?;:, \t\n"),
@@ -165,6 +166,11 @@ def _inside(
         seen = _until(text, end, pieces, by_piece, j + 1, taken)
         return _slot_miss(text, end, slots[name], seen, pieces[j - 1][0] if j else "", taken)
     before = pieces[j - 1][1] if j > 0 else None
+    following = pieces[j + 1][1] if j + 1 < len(pieces) else None
+    if not _LITERAL_TOKEN.search(literal) and following is not None and slots[following].kind != CHOICE:
+        # spacing or punctuation between two values: the value after it is what the task does not say
+        seen = _until(text, end, pieces, by_piece, j + 2, taken)
+        return _slot_miss(text, end, slots[following], seen.lstrip(" \t"), literal, taken)
     if before is not None and slots[before].kind != CHOICE and before in groups:
         # a literal after a slot: if the task says it further on, the slot refused the text between
         start = best.start(before) if best is not None else end
