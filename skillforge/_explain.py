@@ -225,12 +225,19 @@ def explain_task(forge: Forge, task: str, *, run: bool = False, limit: int = 5) 
 
 
 def _no_skills(forge: Forge, problems: tuple[str, ...]) -> str:
-    unusable = f"; {len(problems)} file{'s' * (len(problems) != 1)} there cannot be served (listed below)" if problems else ""
+    files = len(forge.library.paths())
+    if not files:
+        return (
+            f"no skills to serve it: there is no skill file in {forge.skills_dir}. Skills are learned from agent runs: "
+            "give the Forge an agent (Forge(agent=...), or SKILLFORGE_AGENT=openai for the default forge) and solve "
+            "tasks; or, if your skills are elsewhere, point at them (--app MODULE:FORGE, skills_dir= or "
+            "SKILLFORGE_SKILLS_DIR)"
+        )
+    broken = f"{len(problems)} cannot be read or run (listed below); " if problems else ""
     return (
-        f"no skills to serve it: the forge serves none from {forge.skills_dir}{unusable}. Skills are learned from "
-        "agent runs: give the Forge an agent (Forge(agent=...), or SKILLFORGE_AGENT=openai for the default forge) and "
-        "solve tasks; or, if skills exist elsewhere, point at them (--app MODULE:FORGE, skills_dir= or "
-        "SKILLFORGE_SKILLS_DIR). A skill whose tools this forge does not register is not served either."
+        f"no skills to serve it: {files} skill file{'s' * (files != 1)} in {forge.skills_dir}, but this forge serves "
+        f"none of them: {broken}a skill is served only by a forge that registers the tools it calls. Pass the "
+        "Forge with your tools (--app MODULE:FORGE), or register them on this one (@forge.tool)"
     )
 
 
@@ -251,9 +258,9 @@ def _verdict(bound: list[Candidate], run: bool) -> tuple[str, str | None, str]:
     """``(outcome, skill, sentence)`` for a task skills bind."""
     names = [c.skills[0] for c in bound]
     if not run:
-        which = names[0] if len(names) == 1 else f"{', '.join(names)} (variants, tried in turn)"
-        return "skill", names[0], (f"binds {which}; solve() runs it, and its guards decide on the current world "
-                                   "(run=True / --run runs it with read tools only)")
+        how = (f"binds {names[0]}; solve() runs it, and its guards decide" if len(names) == 1 else
+               f"binds {', '.join(names)}; solve() tries them in turn, and their guards decide")
+        return "skill", names[0], f"{how} on the current world (run=True / --run runs them with read tools only)"
     for c in bound:
         if c.run is not None and c.run.outcome in ("write", "done"):
             what = f"it would call {c.run.tool} next" if c.run.outcome == "write" else "it answers without writing"
@@ -309,6 +316,7 @@ def _nearest(forge: Forge, hot: Any, task: str, matches: list[Match]) -> list[Ca
             groups[template.text][2].append(name)
             continue
         groups[template.text] = (template, how, [name], miss, params)
+
     def nearness(group: tuple[Any, str, list[str], Miss | None, dict[str, Any] | None]) -> tuple[int, int]:
         """By lookup, as solve() looks; within the index and the word lookup, the furthest binding got
         first; the semantic index's own order kept (the sort is stable)."""
@@ -335,7 +343,11 @@ def _nearest_phrasing(skill: Any, task: str) -> tuple[Any, Miss | None, dict[str
         params = template.bind(task)
         if params is not None:
             return template, None, params
-        miss = diagnose(template, task)
+        try:
+            miss = diagnose(template, task)
+        except Exception as e:  # a bug in explaining one template must not cost the explanation
+            logger.exception("could not explain why %r does not bind %r", template.text, task)
+            miss = Miss("unknown", f"binding stops somewhere this explanation cannot say ({type(e).__name__}: {e})")
         if best is None or (miss is not None and best[1] is not None and miss.at > best[1].at):
             best = (template, miss)
     return best[0], best[1], None  # type: ignore[index]

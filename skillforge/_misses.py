@@ -156,7 +156,7 @@ def _inside(
                                   pieces[final - 1][0] if final else "", taken)
             rest = text[end:].strip()
             return Miss("rest", f"the task goes on after the template ends: {_shown(rest)}", at=end, seen=rest, bound=taken)
-        j = hi  # the group matched, but the next slot cannot start where it ends
+        # else the group's pieces matched, but the slot after them (piece hi) cannot start where they end
     literal, name = pieces[j]
     if name is not None and slots[name].kind == CHOICE:
         said = " or ".join(f'"{a}"' if a else "nothing" for a in choices(slots[name]))

@@ -237,6 +237,20 @@ def test_no_skills_at_all_says_so_and_how_to_get_skills(tmp_path: Path) -> None:
     assert "agent" in e.verdict and "SKILLFORGE_SKILLS_DIR" in e.verdict and "--app" in e.verdict
     with pytest.raises(InvalidTaskError):
         forge.explain("   ")
+    shutil.copytree(REPO / "skills", tmp_path / "skills")
+    bare = Forge(skills_dir=tmp_path / "skills", state_dir=tmp_path / "state2")  # no tools registered
+    e = bare.explain("Refund order #1042")
+    files = len(list((tmp_path / "skills").glob("[!_]*.py")))
+    assert e.outcome == "no skills" and f"{files} skill files in {tmp_path / 'skills'}" in e.verdict
+    assert "registers the tools it calls" in e.verdict and "--app MODULE:FORGE" in e.verdict
+
+
+def test_skill_files_that_are_not_served_are_listed(desk_forge: Forge) -> None:
+    (desk_forge.skills_dir / "half_written.py").write_text("def half_written(:\n", encoding="utf-8")
+    desk_forge.reload()
+    e = desk_forge.explain("Refund the order #1042")
+    assert len(e.problems) == 1 and "half_written.py: not valid Python" in e.problems[0]
+    assert "1 skill file not served (`skillforge skills` lists them):" in str(e)
 
 
 def test_a_message_of_two_requests_lists_its_clauses(desk_forge: Forge) -> None:
