@@ -204,13 +204,13 @@ def explain_task(forge: Forge, task: str, *, run: bool = False, limit: int = 5) 
         forge._sync_disk()  # as solve() does before it pays for the agent: skills learned elsewhere count
     hot = forge._index()
     problems = tuple(f"{p.path}: {p.reason}" for p in forge.problems)
-    where = str(forge.skills_dir)
+    where = str(forge.skills_dir.resolve())
     if len(task) > MAX_TASK_CHARS:
         return Explanation(task, "too long", f"the task has {len(task):,} characters; past {MAX_TASK_CHARS:,} no task "
                            "binds a skill, so the agent serves it (and it is not learned)", skills=len(hot), skills_dir=where,
                            problems=problems)
     if not len(hot):
-        return Explanation(task, "no skills", _no_skills(forge, problems), skills_dir=where, problems=problems)
+        return Explanation(task, "no skills", _no_skills(forge, where, problems), skills_dir=where, problems=problems)
     matches = forge.find_all(task)
     bound = _bound(forge, hot, task, matches, run)
     seen = {c.template for c in bound}
@@ -224,18 +224,18 @@ def explain_task(forge: Forge, task: str, *, run: bool = False, limit: int = 5) 
     return Explanation(task, outcome, verdict, skill, (*bound, *nearest), len(hot), where, clauses, problems, run)
 
 
-def _no_skills(forge: Forge, problems: tuple[str, ...]) -> str:
+def _no_skills(forge: Forge, where: str, problems: tuple[str, ...]) -> str:
     files = len(forge.library.paths())
     if not files:
         return (
-            f"no skills to serve it: there is no skill file in {forge.skills_dir}. Skills are learned from agent runs: "
+            f"no skills to serve it: there is no skill file in {where}. Skills are learned from agent runs: "
             "give the Forge an agent (Forge(agent=...), or SKILLFORGE_AGENT=openai for the default forge) and solve "
             "tasks; or, if your skills are elsewhere, point at them (--app MODULE:FORGE, skills_dir= or "
             "SKILLFORGE_SKILLS_DIR)"
         )
     broken = f"{len(problems)} cannot be read or run (listed below); " if problems else ""
     return (
-        f"no skills to serve it: {files} skill file{'s' * (files != 1)} in {forge.skills_dir}, but this forge serves "
+        f"no skills to serve it: {files} skill file{'s' * (files != 1)} in {where}, but this forge serves "
         f"none of them: {broken}a skill is served only by a forge that registers the tools it calls. Pass the "
         "Forge with your tools (--app MODULE:FORGE), or register them on this one (@forge.tool)"
     )

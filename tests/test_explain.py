@@ -233,7 +233,7 @@ def test_no_skills_at_all_says_so_and_how_to_get_skills(tmp_path: Path) -> None:
     forge = Forge(skills_dir=tmp_path / "nothing-here", state_dir=tmp_path / "state", tools=desk.TOOLS)
     e = forge.explain("Refund order #1042")
     assert e.outcome == "no skills" and e.candidates == () and e.skills == 0
-    assert str(tmp_path / "nothing-here") in e.verdict
+    assert str((tmp_path / "nothing-here").resolve()) in e.verdict
     assert "agent" in e.verdict and "SKILLFORGE_SKILLS_DIR" in e.verdict and "--app" in e.verdict
     with pytest.raises(InvalidTaskError):
         forge.explain("   ")
@@ -241,7 +241,7 @@ def test_no_skills_at_all_says_so_and_how_to_get_skills(tmp_path: Path) -> None:
     bare = Forge(skills_dir=tmp_path / "skills", state_dir=tmp_path / "state2")  # no tools registered
     e = bare.explain("Refund order #1042")
     files = len(list((tmp_path / "skills").glob("[!_]*.py")))
-    assert e.outcome == "no skills" and f"{files} skill files in {tmp_path / 'skills'}" in e.verdict
+    assert e.outcome == "no skills" and f"{files} skill files in {(tmp_path / 'skills').resolve()}" in e.verdict
     assert "registers the tools it calls" in e.verdict and "--app MODULE:FORGE" in e.verdict
 
 
