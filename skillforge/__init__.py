@@ -36,6 +36,7 @@ from ._exceptions import (
     ToolDefinitionError,
     UserError,
 )
+from ._explain import Explanation
 from ._forge import Forge, Result
 from ._tools import Check
 from ._trajectory import Call, Outcome, ToolRef, Trajectory, canonical_json
@@ -50,6 +51,7 @@ __all__ = [
     "Check",
     "Compiled",
     "ConfigError",
+    "Explanation",
     "Forge",
     "GuardFailed",
     "IndexError_",

@@ -35,6 +35,7 @@ from ._exceptions import (
 from ._index import HotIndex, Match, SemanticIndex
 from ._library import Library, MetaCache, SkillFile, read_skill_file
 from ._composing import Composing
+from ._explain import Explanation, explain_task
 from ._learner import Learning, too_long
 from ._template import MAX_TASK_CHARS, TaskTemplate
 from ._policy import POLICY_VERSION, Violation, check_policy
@@ -402,6 +403,25 @@ class Forge(Learning, Composing):
             changed = self.semantic.sync(list(self._index().by_name.values()))
             self._synced = True
             return changed
+
+    def explain(self, task: str, *, run: bool = False, limit: int = 5) -> Explanation:
+        """What ``solve(task)`` would do, and why: the skills that bind it (with their values) and the
+        nearest templates that do not, each with the literal word or the slot (its pattern, the text
+        it saw) where binding stops. ``skillforge why`` prints it.
+
+        With ``run=True`` each skill that binds runs against the current world with read tools only
+        (a write tool is never called: the run stops before it) and says which guard stopped it, with
+        the values the guard read, which write it would make next, or what it answers. Nothing is
+        learned, and the run log is not written.
+
+        Example:
+            >>> print(forge.explain("Refund the order #1042"))  # doctest: +SKIP
+            "Refund the order #1042": no skill binds it; solve() hands it to the agent (and learns from its run)
+            nearest templates:
+             1. "Refund order #{order_id}"  (refund_order; found by shape)
+                the template says "order" where the task says "the order #1042"
+        """
+        return explain_task(self, _check_task(task), run=run, limit=limit)
 
     def find(self, task: str) -> Match | None:
         """The skill whose template binds ``task`` (most specific first), or None."""

@@ -12,7 +12,7 @@ import logging
 import re
 import string
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 __all__ = [
     "CHOICE",
@@ -32,6 +32,7 @@ __all__ = [
     "shape_regex",
     "union_shape",
     "PHRASING",
+    "Refused",
     "bind_phrasings",
     "kind_union",
     "literal_tokens",
@@ -465,6 +466,20 @@ def transform(raw: str, how: str | None) -> Any:
     raise ValueError(f"unknown slot transform {how!r}")
 
 
+class Refused(NamedTuple):
+    """Why the text a template's regex matched binds nothing: which check refused which slot's text.
+
+    ``check`` is ``"negation"`` (ignored text says "not"), ``"same"`` (the slot must say what slot
+    ``other`` says), ``"records"`` (an item of a list of records does not bind), ``"convert"``
+    (the text does not convert: "February 30") or ``"fraction"`` (a whole-number slot got a fraction).
+    """
+
+    check: str
+    slot: str
+    text: Any
+    other: str | None = None
+
+
 @dataclass(frozen=True, slots=True)
 class Slot:
     """A template slot: the parameter it binds, its kind, its Python type, and how its text is normalised.
@@ -578,8 +593,9 @@ def _records(raw: str, sub: TaskTemplate, first: re.Pattern[str]) -> list[tuple[
     return out
 
 
-def _assembled(pieces: list[tuple[str, str | None]], by_piece: list[list[str]], by_name: dict[str, Slot]) -> str:
-    """The template's regex from the regex of each piece, matched in atomic groups.
+def _assembled(pieces: list[tuple[str, str | None]], by_piece: list[list[str]], by_name: dict[str, Slot]) -> list[tuple[str, int, int]]:
+    """The template's regex from the regex of each piece, matched in atomic groups: each group's regex
+    and the pieces it covers (``lo`` to ``hi``, exclusive), in order; the regex is their concatenation.
 
     The text before the first data slot is one group; each data slot but the last is one group
     with the text up to the next data slot (literal text and choices). A group is matched once:
@@ -591,16 +607,16 @@ def _assembled(pieces: list[tuple[str, str | None]], by_piece: list[list[str]], 
     """
     data = [i for i, (_l, name) in enumerate(pieces) if name is not None and by_name[name].kind != CHOICE]
     if not data:
-        return "".join("".join(p) for p in by_piece)
+        return [("".join("".join(p) for p in by_piece), 0, len(pieces))]
     bounds = [0, *data, len(pieces)]
-    out: list[str] = []
-    pending = ""
+    out: list[tuple[str, int, int]] = []
+    pending, start = "", 0
     for k in range(len(bounds) - 1):
         lo, hi = bounds[k], bounds[k + 1]
         group = pending + "".join("".join(by_piece[j]) for j in range(lo, hi))
         pending = ""
         if hi == len(pieces):  # the last slot and what follows it: matched to the end of the task
-            out.append(group)
+            out.append((group, start, hi))
             break
         tail = "".join("".join(by_piece[j]) for j in range(lo + (k > 0), hi))
         if k > 0 and (not tail or re.fullmatch(re.sub(r"\(\?P<\w+>", "(?:", tail), "", re.IGNORECASE | re.DOTALL) is not None):
@@ -613,8 +629,9 @@ def _assembled(pieces: list[tuple[str, str | None]], by_piece: list[list[str]], 
             guard = _NOT_AFTER_MEANINGFUL if by_piece[hi][0] == _NOT_AFTER_MEANINGFUL else ""
         else:
             guard = "(?=" + re.sub(r"\(\?P<\w+>", "(?:", "".join(by_piece[hi])) + ")"
-        out.append("(?>" + group + guard + ")")
-    return "".join(out)
+        out.append(("(?>" + group + guard + ")", start, hi))
+        start = hi
+    return out
 
 
 class TaskTemplate:
@@ -687,6 +704,12 @@ class TaskTemplate:
 
     def _build(self) -> None:
         """Make the template's pattern (and the item patterns of its lists of records) from its pieces."""
+        by_piece, records = self._piece_regexes()
+        self._pattern = "".join(regex for regex, _lo, _hi in _assembled(self._pieces, by_piece, self._by_name))
+        self._records = records
+
+    def _piece_regexes(self) -> tuple[list[list[str]], dict[str, tuple[TaskTemplate, re.Pattern[str]]]]:
+        """The regex of each piece (in parts), and the item patterns of its lists of records."""
         pieces, by_name = self._pieces, self._by_name
         by_piece: list[list[str]] = []  # the regex of each piece
         records: dict[str, tuple[TaskTemplate, re.Pattern[str]]] = {}  # list of records → (item template, first item and rest)
@@ -743,8 +766,14 @@ class TaskTemplate:
                 regex_parts.append(r"(?!\w)" + ("" if nxt.startswith("%") else _NO_UNIT_AFTER))
         if pieces and pieces[-1][1] is not None:  # ends with a slot: allow trailing punctuation
             regex_parts.append(r"\W*")
-        self._pattern = _assembled(pieces, by_piece, by_name)
-        self._records = records
+        return by_piece, records
+
+    def anatomy(self) -> tuple[list[tuple[str, str | None]], list[list[str]], list[tuple[str, int, int]]]:
+        """How the template matches, for explaining a miss (``_misses``): its pieces (literal text, or
+        a slot's name), the regex of each piece (in parts), and its atomic groups with the pieces each
+        covers. ``regex`` is the concatenation of the groups; raises ValueError as building does."""
+        by_piece, _records = self._piece_regexes()
+        return self._pieces, by_piece, _assembled(self._pieces, by_piece, self._by_name)
 
     @property
     def regex(self) -> re.Pattern[str]:
@@ -767,24 +796,31 @@ class TaskTemplate:
         m = self.regex.fullmatch(task.strip())
         if m is None:
             return None
+        out = self.values(m)
+        return out if type(out) is dict else None
+
+    def values(self, m: re.Match[str]) -> dict[str, Any] | Refused:
+        """The slot values of a match of ``regex``, or why the text it matched binds nothing."""
         out: dict[str, Any] = {k: v for k, v in m.groupdict().items() if k[0] != "_"}
-        if any(NEGATION.search(m.group(name) or "") for name in self._ignored):
-            return None  # text a skill ignores never says "not"
+        for name in self._ignored:
+            if NEGATION.search(m.group(name) or ""):
+                return Refused("negation", name, m.group(name))  # text a skill ignores never says "not"
         for name, other in self._same:
             if _said(out[name]) != _said(out[other]):
-                return None  # learned from one value said twice: a task with two values is another shape
-        for name, (sub, first) in self._records.items():
+                return Refused("same", name, out[name], other)  # learned from one value said twice: another shape
+        for name, (sub, first) in self._records.items():  # type: ignore[union-attr]  # built with the regex
             items = _records(out[name], sub, first)
             if items is None:
-                return None
+                return Refused("records", name, out[name])
             out[name] = items
         for name, how, kind in self._convert:
-            value = transform(out[name], how) if how is not None else out[name]
+            raw = out[name]
+            value = transform(raw, how) if how is not None else raw
             if value is None:
-                return None  # e.g. "February 30": not a date, so not a binding
+                return Refused("convert", name, raw)  # e.g. "February 30": not a date, so not a binding
             if kind == "int":
                 if type(value) is float and not value.is_integer():
-                    return None
+                    return Refused("fraction", name, raw)
                 value = int(value) if type(value) is float else int(value.replace(",", ""))
             elif kind == "float":
                 value = float(value) if type(value) is not str else parse_number(value)

@@ -469,6 +469,22 @@ def _summary(outcomes: list[Any], skills_dir: Path) -> None:
         click.echo(path.read_text(encoding="utf-8"), nl=False)
 
 
+@cli.command()
+@click.argument("task")
+@app_option
+@click.option("--run", "run", is_flag=True,
+              help="Run each skill that binds against the current world, with read tools only: no write is made.")
+@click.option("--json", "as_json", is_flag=True, help="Print the explanation as JSON.")
+@click.option("-n", "limit", default=5, show_default=True, help="How many of the nearest templates that do not bind.")
+def why(task: str, app: str | None, run: bool, as_json: bool, limit: int) -> None:
+    """Explain what solve would do with TASK: the skills that bind it, and for the nearest templates
+    that do not, the literal word or the slot (its pattern, the text it saw) where binding stops."""
+    import json
+
+    explanation = _load_forge(app).explain(task, run=run, limit=limit)
+    click.echo(json.dumps(explanation.to_dict(), indent=2, default=repr) if as_json else str(explanation))
+
+
 def main() -> None:
     """Console entry point: SkillforgeError becomes a one-line message and exit status 1."""
     try:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import skillforge
 
 EXPECTED = {
-    "Agent", "AgentError", "BudgetExceeded", "Call", "Check", "Compiled", "ConfigError", "Forge", "GuardFailed", "IndexError_",
+    "Agent", "AgentError", "BudgetExceeded", "Call", "Check", "Compiled", "ConfigError", "Explanation", "Forge", "GuardFailed", "IndexError_",
     "InvalidTaskError", "NoAgentError", "NotSerializableError", "OpenAIAgent", "Outcome", "PolicyError", "Rejected",
     "Result", "RunLogError", "SandboxError", "Settings", "SkillFileError", "SkillforgeError", "SkillforgeSignal",
     "ToolDefinitionError", "ToolRef", "Trajectory", "UserError", "__version__", "canonical_json",
