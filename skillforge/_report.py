@@ -151,11 +151,16 @@ def build(
         )
         for name in names
     ]
+    skills.sort(key=lambda s: (-_solves(s), s.name))  # the busiest first
     return Report(
         log=log, overall=overall, step=step, periods=periods, skills=skills,
         shadow_checked=sum(n for _s, n, _w in shadow), wrong=sum(w or 0 for _s, _n, w in shadow),
         wrong_replays=wrong_replays,
     )
+
+
+def _solves(s: SkillReport) -> int:
+    return s.stats.hits + s.stats.handovers + s.stats.agent + s.stats.failed
 
 
 def _names(skill: str | None) -> list[str]:
@@ -188,11 +193,11 @@ def _periods(
         return _STEPS[0], []
     first, last = rows[0][0], rows[-1][0]
     step = _step(last - first)
-    origin = math.floor(first / step) * step
-    count = int((last - origin) // step) + 1
+    origin = _index(first, step)  # periods are numbered from the epoch: a period's start is a multiple of step
+    count = _index(last, step) - origin + 1
     tallies = [Counter() for _ in range(count)]  # type: ignore[var-annotated]
     for at, source, skill, ok, requests, tokens in rows:
-        t = tallies[max(0, min(int((at - origin) // step), count - 1))]  # float edges stay inside
+        t = tallies[max(0, min(_index(at, step) - origin, count - 1))]
         kind = "failed" if not ok else "hits" if source == "skill" else "handovers" if source == "skill+agent" else "agent"
         t[kind] += 1
         t["requests"] += requests
@@ -202,7 +207,13 @@ def _periods(
                 saved_req, saved_tok = per_hit.get(name, (0.0, 0.0))
                 t["requests_saved"] += saved_req
                 t["tokens_saved"] += saved_tok
-    return step, [Period(start=origin + i * step, **t) for i, t in enumerate(tallies)]
+    return step, [Period(start=round((origin + i) * step, 3), **t) for i, t in enumerate(tallies)]
+
+
+def _index(at: float, step: float) -> int:
+    """The period ``at`` falls in, counted from the epoch; a time on a period's edge (to within the
+    precision of a float of today's times, ~1e-6 s) starts that period."""
+    return math.floor(at / step + 1e-5)
 
 
 # --- rendering ------------------------------------------------------------------------------------
@@ -356,9 +367,8 @@ def _draw_savings(Figure: Any, report: Report) -> Any:
 
 
 def _draw_skills(Figure: Any, report: Report) -> Any:
-    shown = sorted(report.skills, key=lambda s: (-(s.stats.hits + s.stats.handovers + s.stats.agent + s.stats.failed), s.name))
-    shown = shown[:TOP_SKILLS][::-1]  # the busiest at the top
-    fig = Figure(figsize=(9, 0.9 + 0.28 * max(len(shown), 1)), layout="constrained")
+    shown = report.skills[:TOP_SKILLS][::-1]  # the busiest at the top
+    fig = Figure(figsize=(9, 1.1 + 0.28 * max(len(shown), 1)), layout="constrained")
     ax = fig.add_subplot()
     ys = list(range(len(shown)))
     left = [0] * len(ys)
@@ -369,9 +379,12 @@ def _draw_skills(Figure: Any, report: Report) -> Any:
         ax.barh(ys, values, left=left, color=COLOURS[kind], label=LABELS[kind] if kind != "agent" else "agent runs that taught it",
                 height=0.7)
         left = [a + v for a, v in zip(left, values)]
+    from matplotlib.ticker import MaxNLocator
+
     ax.set_yticks(ys, [s.name for s in shown], fontsize=8)
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel("solves")
-    ax.legend(loc="lower right", fontsize=8, frameon=False)
+    fig.legend(loc="outside upper left", fontsize=8, frameon=False, ncols=3)
     ax.spines[["top", "right"]].set_visible(False)
     ax.grid(axis="x", color="#dddddd", linewidth=0.6)
     ax.set_axisbelow(True)
