@@ -271,11 +271,15 @@ def _charts(report: Report) -> dict[str, Any]:
     from markupsafe import Markup
 
     out = {}
+    o = report.overall
+    usage = o.llm_calls or o.tokens or o.requests_saved or o.tokens_saved  # else nothing to draw: the note says why
     for name, draw, label in (
         ("solves", _draw_solves, "Solves per period of time, by how they were served"),
         ("savings", _draw_savings, "Model requests and tokens made and saved, cumulative"),
         ("skills", _draw_skills, "Solves per skill, by how they were served"),
     ):
+        if name == "savings" and not usage:
+            continue
         fig = draw(Figure, report)
         out[name] = Markup(_svg(fig, name, label))  # matplotlib's own SVG; every text in it is escaped
     return out
@@ -358,7 +362,7 @@ def _draw_savings(Figure: Any, report: Report) -> Any:
         ax.plot(xs, _cumulative(report, made), color=COLOURS["agent"], label=f"{what} made", marker="o", markersize=3)
         ax.plot(xs, _cumulative(report, saved), color=COLOURS["hits"], label=f"{what} saved (estimated)",
                 linestyle="--", marker="o", markersize=3)
-        _ticks(ax, report)
+        _ticks(ax, report)  # whole numbers on y too
         ax.set_title(what.capitalize() + ", cumulative", loc="left", fontsize=10)
         ax.legend(loc="upper left", fontsize=8, frameon=False)
         ax.set_ylim(bottom=0)

@@ -172,6 +172,10 @@ def test_a_shadow_run_records_its_verdicts_for_the_report(tmp_path: Path) -> Non
     assert report.shadow_checked == result.served + result.handed_over > 0
     assert report.wrong == len(result.wrong_replays) == 0
     assert sum(s.shadow_checked for s in report.skills) >= report.shadow_checked
+    # the workload's agent is plain Python and reports no model usage: the page says so instead of a flat chart
+    page = render(report)
+    assert 'id="no-usage"' in page and 'id="chart-savings"' not in page and page.count('class="chart"') == 2
+    assert 'id="no-shadow"' not in page and f"{report.shadow_checked} tasks served by skills were checked" in page
 
 
 @pytest.fixture
@@ -201,7 +205,8 @@ def test_cli_report_writes_the_page_of_the_forges_run_log(app: Path) -> None:
     assert out.exit_code == 0, out.output
     assert "wrote report.html: 2 solves, 2 served by skills, 1 skills" in out.output
     page = (app / "report.html").read_text(encoding="utf-8")
-    assert "<code>where_order</code>" in page and page.count('class="chart"') == 3
+    assert "<code>where_order</code>" in page and 'id="chart-skills"' in page and 'id="chart-solves"' in page
+    assert 'id="no-usage"' in page  # two hits of committed skills: no request made, none to estimate a saving from
     # the same log read by its path
     by_path = runner.invoke(cli, ["report", "--log", str(app / "state" / "runs.sqlite3"), "-o", "again.html"])
     assert by_path.exit_code == 0, by_path.output
