@@ -99,6 +99,8 @@ class Browser:
         )
         os.close(to_browser_r)
         os.close(from_browser_w)
+        self._poll = select.poll()
+        self._poll.register(self._from_browser, select.POLLIN)
         self._buffer = b""
         self._next_id = 0
         self._events: list[dict[str, Any]] = []
@@ -186,7 +188,7 @@ class Browser:
         deadline = time.monotonic() + self.timeout
         while b"\0" not in self._buffer:
             left = deadline - time.monotonic()
-            if left <= 0 or not select.select([self._from_browser], [], [], left)[0]:
+            if left <= 0 or not self._poll.poll(left * 1000):  # poll: a suite may hold over 1,024 descriptors
                 raise TimeoutError(f"chromium said nothing for {self.timeout:.0f} s; its log:\n{self.stderr()}")
             chunk = os.read(self._from_browser, 1 << 20)
             if not chunk:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from skillforge import Forge, RunLogError
+from skillforge import Forge, Result, RunLogError
 from skillforge._report import PERIODS, Period, build, gather, render, write
 from skillforge._runlog import RunLog, SkillStats, Stats
 from skillforge.cli import cli
@@ -87,6 +87,9 @@ def test_a_file_that_is_not_a_run_log_says_how_to_fix_it(tmp_path: Path) -> None
     bad.write_bytes(b"this is not SQLite" * 100)
     with pytest.raises(RunLogError, match="delete it and a new one is started"):
         gather(RunLog(bad))
+    hit = Result(task="Where is my order #1010?", output="Order 1010 is processing.", source="skill", skill="where_order")
+    with pytest.raises(RunLogError, match="could not record a shadow verdict"):
+        RunLog(bad).record_shadow(hit, wrong=False)
 
 
 def test_an_old_log_gains_the_shadow_table_and_keeps_its_rows(tmp_path: Path) -> None:
