@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ._exceptions import UserError
-from ._runlog import RunLog, SkillStats
+from ._runlog import RunLog, SkillStats, Stats
 
 __all__ = ["Period", "Report", "SkillReport", "WrongReplay", "gather", "render", "write"]
 
@@ -119,7 +119,7 @@ def gather(runlog: RunLog) -> Report:
 
 def build(
     log: Path,
-    stats: Any,
+    stats: Stats | None,
     rows: list[tuple[float, str, str | None, int, int, int]],
     stops: list[tuple[str | None, str, int]],
     shadow: list[tuple[str, int, int]],
@@ -151,16 +151,12 @@ def build(
         )
         for name in names
     ]
-    skills.sort(key=lambda s: (-_solves(s), s.name))  # the busiest first
+    skills.sort(key=lambda s: (-s.stats.solves, s.name))  # the busiest first
     return Report(
         log=log, overall=overall, step=step, periods=periods, skills=skills,
         shadow_checked=sum(n for _s, n, _w in shadow), wrong=sum(w or 0 for _s, _n, w in shadow),
         wrong_replays=wrong_replays,
     )
-
-
-def _solves(s: SkillReport) -> int:
-    return s.stats.hits + s.stats.handovers + s.stats.agent + s.stats.failed
 
 
 def _names(skill: str | None) -> list[str]:
