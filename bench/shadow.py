@@ -7,7 +7,11 @@ agent alone, called directly, on a copy made just before. A task served by a ski
 alone's is a **wrong replay**. A difference on a task the agent served by itself is a
 harness or agent bug (non-determinism) and is reported apart; it should be 0.
 
-    .venv/bin/python -m bench.shadow [--workload helpdesk] [--days N]
+    .venv/bin/python -m bench.shadow [--workload helpdesk] [--days N] [--workdir DIR --run-log]
+
+With ``--run-log`` the forge keeps its run log (``DIR/state/runs.sqlite3``) and each task a
+skill served gets its verdict there (``RunLog.record_shadow``): ``skillforge report --log
+DIR/state/runs.sqlite3`` shows the wrong replays per skill.
 """
 
 from __future__ import annotations
@@ -117,8 +121,15 @@ def _apply(path: Path, statements: tuple[str, ...]) -> None:
         conn.close()
 
 
-def run(workload: Workload | str = "helpdesk", *, days: int | None = None, workdir: Path | None = None) -> ShadowReport:
-    """Run the stream through ``forge.solve()`` and through the agent alone; compare each task."""
+def run(
+    workload: Workload | str = "helpdesk", *, days: int | None = None, workdir: Path | None = None, run_log: bool = False
+) -> ShadowReport:
+    """Run the stream through ``forge.solve()`` and through the agent alone; compare each task.
+
+    With ``run_log`` the forge keeps its run log under ``workdir / "state"``, and each task a skill
+    served has its verdict recorded there (``RunLog.record_shadow``)."""
+    if run_log and workdir is None:
+        raise ValueError("run_log=True keeps the log under workdir: pass a workdir, or it is deleted with the run")
     wl = load(workload) if isinstance(workload, str) else workload
     name = workload if isinstance(workload, str) else getattr(wl, "__name__", "workload").rsplit(".", 1)[-1]
     stream = [t for t in wl.tasks() if days is None or t.day <= days]
@@ -131,7 +142,7 @@ def run(workload: Workload | str = "helpdesk", *, days: int | None = None, workd
         root.mkdir(parents=True, exist_ok=True)
         main, shadow = root / "main.sqlite3", root / "shadow.sqlite3"
         wl.make_world(main)
-        forge = Forge(skills_dir=root / "skills", state_dir=root / "state", agent=wl.agent, run_log=False)
+        forge = Forge(skills_dir=root / "skills", state_dir=root / "state", agent=wl.agent, run_log=run_log)
         saved = dict(wl.TOOLBOX)
         for f in wl.TOOLS:  # register the module's functions; the agent calls the wrappers (recorded in solve())
             wl.TOOLBOX[f.__name__] = forge.tool(read=f.__name__ in wl.READS)(f)
@@ -151,15 +162,27 @@ def run(workload: Workload | str = "helpdesk", *, days: int | None = None, workd
                 except Exception as e:  # the agent alone failing is an outcome to compare, not a crash
                     alone = f"<agent raised {type(e).__name__}: {e}>"
                 wl.use_world(main)
-                _tally(report, i, task, result, alone, diff_states(wl.snapshot(main), wl.snapshot(shadow)))
+                diff = diff_states(wl.snapshot(main), wl.snapshot(shadow))
+                _tally(report, i, task, result, alone, diff)
+                if forge.runlog is not None and not isinstance(result, Exception):
+                    wrong = bool(diff) or result.output != alone
+                    forge.runlog.record_shadow(result, wrong=wrong, detail=_detail(result.output, alone, diff) if wrong else None)
         finally:
             wl.TOOLBOX.clear()
             wl.TOOLBOX.update(saved)
+            if forge.runlog is not None:
+                forge.runlog.close()
         report.skills_written = sorted(p.stem for p in (root / "skills").glob("*.py") if p.stem != "__init__")
         for skill in forge.skills():  # which intents each file serves: the kinds of the tasks of its runs
             report.files_by_kind.update({_kind_of(forge.library.load_run(h).task, stream) for h in skill.runs})
     report.seconds = time.perf_counter() - start
     return report
+
+
+def _detail(output: Any, alone: Any, diff: list[str]) -> str:
+    """What differed, for the run log: the answers if they did, and the first rows only one world has."""
+    said = [f"answer {output!r}, the agent alone {alone!r}"] if output != alone else []
+    return "; ".join(said + diff[:5] + ([f"... {len(diff) - 5} more rows"] if len(diff) > 5 else []))
 
 
 def _kind_of(text: str, stream: list[Task]) -> str:
@@ -248,14 +271,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--days", type=int, default=None, help="only the first N days of the stream")
     parser.add_argument("--workdir", type=Path, default=None, help="keep the worlds and skills here (a new directory)")
     parser.add_argument("--check-agent", action="store_true", help="first check the agent alone is deterministic")
+    parser.add_argument("--run-log", action="store_true",
+                        help="keep the run log in WORKDIR/state with each skill-served task's verdict (skillforge report --log)")
     parser.add_argument("-v", "--verbose", action="store_true")
     args = parser.parse_args(argv)
+    if args.run_log and args.workdir is None:
+        parser.error("--run-log keeps the log in the work directory: give --workdir DIR too")
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     if args.check_agent:
         differ = agent_determinism(args.workload, days=args.days)
         sys.stdout.write(f"agent alone on two copies of each world: {len(differ)} tasks differ\n")
         sys.stdout.writelines(f"  {t}\n" for t in differ)
-    report = run(args.workload, days=args.days, workdir=args.workdir)
+    report = run(args.workload, days=args.days, workdir=args.workdir, run_log=args.run_log)
     sys.stdout.write(render(report) + "\n")
     return 1 if report.wrong_replays or report.crashes else 0
 

@@ -10,6 +10,11 @@ view ``log`` shows both. A message served by composing skills (several requests,
 it (or stopped, when the agent took over). Several processes
 may share one log (WAL mode, a busy timeout).
 
+A shadow run (the same task solved by the agent alone from the same starting world, see
+``bench/shadow.py``) records its verdict on each task a skill served in ``shadow``
+(``record_shadow``): whether the replay was wrong, and how. ``skillforge report`` shows
+these counts per skill; a log without shadow rows says no shadow run was recorded.
+
 Retention: the log keeps the newest ``keep`` rows of each table (``DEFAULT_KEEP``, 100,000:
 about 11 MB of hits at ~110 bytes each); older rows are deleted when a batch is written, so
 ``stats()`` covers the retained rows. ``RunLog(path, keep=None)`` (or ``forge.runlog.keep = None``)
@@ -69,6 +74,14 @@ CREATE TABLE IF NOT EXISTS clauses (
     clause TEXT NOT NULL,
     skill TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS shadow (
+    at REAL NOT NULL,
+    task TEXT NOT NULL,
+    source TEXT NOT NULL,
+    skill TEXT NOT NULL,
+    wrong INTEGER NOT NULL,
+    detail TEXT
+);
 CREATE VIEW IF NOT EXISTS log AS
     SELECT at, task, source, skill, learned, ok, error, handover, n_calls, calls,
            llm_calls, prompt_tokens, completion_tokens, duration FROM solves
@@ -87,7 +100,7 @@ def retain(conn: sqlite3.Connection, keep: int) -> int:
     range delete per table, of only the rows past the limit.
     """
     deleted = 0
-    for table in ("solves", "hits", "clauses"):
+    for table in ("solves", "hits", "clauses", "shadow"):
         cur = conn.execute(f"DELETE FROM {table} WHERE rowid <= (SELECT max(rowid) FROM {table}) - ?", (keep,))
         deleted += max(cur.rowcount, 0)
     return deleted
@@ -214,6 +227,50 @@ class RunLog:
             self._conn.close()
             self._conn = None
 
+    def read(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        """The rows of a query of the log, after writing every queued solve.
+
+        Raises:
+            RunLogError: the file is not a run log (it says how to fix it).
+        """
+        self.flush()
+        with self._lock:
+            try:
+                return self._connect().execute(sql, params).fetchall()
+            except sqlite3.DatabaseError as e:
+                raise RunLogError(
+                    f"the run log {self.path} cannot be read ({e}); it holds statistics only (skills/ is the truth): "
+                    "delete it and a new one is started"
+                ) from e
+
+    def record_shadow(self, result: Any, *, wrong: bool, detail: str | None = None) -> bool:
+        """Record a shadow run's verdict on ``result``: ``wrong`` if the agent alone, from the same
+        starting world, wrote or answered otherwise (``detail`` says how). Written at once.
+
+        Only a replay has a verdict: a result the agent served alone (``source == "agent"``) is not
+        recorded, and False is returned.
+
+        Example::
+
+            result = forge.solve(task)
+            alone = agent(task)  # on a copy of the world made before the solve
+            forge.runlog.record_shadow(result, wrong=result.output != alone)
+
+        Raises:
+            RunLogError: the log cannot be written.
+        """
+        if result.source == "agent" or not result.skill:
+            return False
+        row = _cells((time.time(), result.task, result.source, result.skill, int(bool(wrong)), detail))
+        with self._lock:
+            try:
+                conn = self._connect()
+                with conn:
+                    conn.execute(_SHADOW, row)
+            except sqlite3.Error as e:
+                raise RunLogError(f"could not record a shadow verdict in the run log {self.path}: {e}") from e
+        return True
+
     def stats(self) -> Stats:
         """Hits, misses, handovers, model requests and tokens (made and saved), overall and per skill.
 
@@ -222,17 +279,7 @@ class RunLog:
         runs when the skill has none in the log. A message served by composing skills is a
         hit of each of them, and a run of several requests taught each skill it wrote.
         """
-        self.flush()
-        with self._lock:
-            try:
-                rows = self._connect().execute(
-                    "SELECT source, skill, learned, ok, llm_calls, prompt_tokens + completion_tokens, duration FROM log"
-                ).fetchall()
-            except sqlite3.DatabaseError as e:
-                raise RunLogError(
-                    f"the run log {self.path} cannot be read ({e}); it holds statistics only (skills/ is the truth): "
-                    "delete it and a new one is started"
-                ) from e
+        rows = self.read("SELECT source, skill, learned, ok, llm_calls, prompt_tokens + completion_tokens, duration FROM log")
         agent_rows = [r for r in rows if r[0] != "skill"]
         mean_req = sum(r[4] for r in agent_rows) / len(agent_rows) if agent_rows else 0.0
         mean_tok = sum(r[5] for r in agent_rows) / len(agent_rows) if agent_rows else 0.0
@@ -260,6 +307,7 @@ class RunLog:
 
 
 _HITS = "INSERT INTO hits (at, task, skill, n_calls, duration) VALUES (?,?,?,?,?)"
+_SHADOW = "INSERT INTO shadow (at, task, source, skill, wrong, detail) VALUES (?,?,?,?,?,?)"
 _CLAUSES = "INSERT INTO clauses (at, task, position, clause, skill) VALUES (?,?,?,?,?)"
 _SOLVES = (
     "INSERT INTO solves (at, task, source, skill, learned, ok, error, handover, n_calls, calls,"

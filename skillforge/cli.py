@@ -485,6 +485,43 @@ def why(task: str, app: str | None, run: bool, as_json: bool, limit: int) -> Non
     click.echo(json.dumps(explanation.to_dict(), indent=2, default=repr) if as_json else str(explanation))
 
 
+@cli.command()
+@app_option
+@click.option("--log", "log_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="Read this run log (a runs.sqlite3) instead of the Forge's.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=Path("report.html"),
+              show_default=True, help="Where to write the page.")
+def report(app: str | None, log_path: Path | None, output: Path) -> None:
+    """Write one self-contained HTML page of the run log: hits and misses over time, model requests
+    and tokens saved, each skill's hits and handovers with the guards that stopped them, and the
+    wrong replays shadow runs recorded. The page has no script and loads nothing."""
+    from ._report import write
+    from ._runlog import RunLog
+
+    if log_path is not None:
+        if app:
+            raise click.UsageError("give --app (the Forge's run log) or --log (a run log file), not both")
+        if not log_path.is_file():
+            raise click.ClickException(
+                f"no run log at {log_path}: a Forge keeps it as runs.sqlite3 in its state directory "
+                "(.skillforge/ unless configured)"
+            )
+        runlog = RunLog(log_path, keep=None)
+    else:
+        runlog = _load_forge(app).runlog
+        if runlog is None:
+            raise click.ClickException("this Forge keeps no run log (run_log=False): there is nothing to report")
+    try:
+        shown = write(runlog, output)
+    except RunLogError as e:
+        raise click.ClickException(str(e)) from e
+    if shown.empty:
+        click.echo(f"wrote {output}: the run log {runlog.path} holds no solves yet (the page says how to get some)")
+    else:
+        o = shown.overall
+        click.echo(f"wrote {output}: {o.solves} solves, {o.hits} served by skills, {len(shown.skills)} skills")
+
+
 def main() -> None:
     """Console entry point: SkillforgeError becomes a one-line message and exit status 1."""
     try:

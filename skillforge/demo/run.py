@@ -75,6 +75,7 @@ def run_demo(workdir: Path, *, n: int = 60, real_model: bool | None = None) -> I
             label = StandInModel.label
             base_url = server.base_url
         forge = Forge(skills_dir=skills_dir, state_dir=workdir / "state", agent=agent, tools=desk.TOOLS)
+        stack.callback(forge.runlog.close)  # written when the demo ends: the queued solves die with the Forge otherwise
         yield DemoSetup(workdir=workdir, skills_dir=skills_dir, model_label=label, base_url=base_url)
         products = {o: [it["name"] for it in desk.get_order(o)["items"]] for o in desk.order_ids()}
         for i, ticket in enumerate(tickets(n, products=products), 1):
