@@ -120,7 +120,7 @@ def test_a_skill_that_runs_long_without_tool_calls_stops_within_its_time_budget(
     assert result.handover is not None and why in result.handover and "stopped" in result.handover, result.handover
     assert planted.asked == ["Show table beta"]  # the agent took over
     assert result.output == "The table holds beta."
-    assert elapsed < 1.0, f"{name}: {elapsed:.2f} s against a 0.1 s budget"
+    assert elapsed < 5.0, f"{name}: {elapsed:.2f} s against a 0.1 s budget"  # unbudgeted: forever (loose: shared cores)
 
 
 def test_iterations_have_a_budget_of_their_own(learned_rows: str, tmp_path: Path) -> None:

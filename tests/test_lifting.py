@@ -206,6 +206,6 @@ def test_long_tasks_cannot_stall_binding_on_free_text_slots() -> None:
     task = "Please " + "x " * 4000  # no match: unbounded, this took seconds
     t0 = time.perf_counter()
     assert t.bind(task) is None
-    assert time.perf_counter() - t0 < 0.05
+    assert time.perf_counter() - t0 < 1.0  # ~1 ms; unbounded it took seconds (a loose bound: 2 shared cores)
     one = TaskTemplate("Ship it to {c} instead", [Slot("c", "text", "str")])
     assert one.bind("Ship it to " + "9 Elm St " * 100 + "instead") is not None  # one free slot: long is fine
