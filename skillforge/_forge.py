@@ -9,6 +9,7 @@ written to ``skills/``.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import hashlib
 import logging
@@ -19,7 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, overload
 
+from . import _usage
 from ._agent import accepts_transcript
+from ._driving import AgentCall, Step, Steps, adrive, drive, is_async_callable
 from ._compile import Compiled, Rejected
 from ._exceptions import (
     BudgetExceeded,
@@ -40,7 +43,7 @@ from ._template import MAX_TASK_CHARS, TaskTemplate
 from ._policy import POLICY_VERSION, Violation, check_policy
 from ._runlog import RunLog, Stats
 from ._sandbox import compile_skill, load_function
-from ._tools import Check, Run, Tool, ToolRegistry, activate, deactivate, error_text
+from ._tools import Check, Run, Tool, ToolRegistry, _loop, activate, deactivate, error_text, use_asolve
 from ._result import Attempt, Result
 from ._trajectory import Call, Outcome, ToolRef, Trajectory
 
@@ -145,6 +148,7 @@ class Forge(Learning, Composing):
         # library's thread lock, so a thread that learns (holding the library) never waits on itself,
         # and no order of the two can deadlock. Skill hits read the hot index without it.
         self._lock = self.library.mutex
+        self._agent_kind: tuple[Any, bool] = (None, False)  # the agent last looked at, and whether it is async
         for t in tools:
             self.registry.register(t)
 
@@ -439,7 +443,7 @@ class Forge(Learning, Composing):
                 modules: dict[str, dict[str, Any]] = {}
                 for name, ref in skill.tools.items():
                     if not ref.method:
-                        modules.setdefault(ref.module, {})[ref.qualname] = self.registry.tools[name].wrapper
+                        modules.setdefault(ref.module, {})[ref.qualname] = self.registry.tools[name].for_skills
                 code = compile_skill(skill.source, str(skill.path))
                 skill.func = load_function(code, skill.name, modules, f"skills.{skill.name}")
             except Exception as e:  # RecursionError, ImportError, ...: the file's problem, not the caller's
@@ -468,35 +472,115 @@ class Forge(Learning, Composing):
         Raises:
             InvalidTaskError: ``task`` is not a non-empty string.
             NoAgentError: no skill binds the task and no agent is configured.
-            UserError: the agent misused skillforge before any write (e.g. a nested ``solve("")``).
+            UserError: the agent misused skillforge before any write (e.g. a nested ``solve("")``),
+                or the forge has ``async def`` tools or an async agent (use ``asolve``).
         """
         start = time.perf_counter()
         _check_task(task)
-        matches = self.find_all(task)
-        if not matches:
-            with self._lock:
-                self._sync_disk()  # before paying for the agent: has another process learned it meanwhile?
+        if self.registry.asynchronous or self._async_agent():
+            raise self._needs_asolve()
+        counting = _usage.begin()
+        try:
             matches = self.find_all(task)
+            first = None
+            if matches:  # the hot path: the first variant, here
+                output, calls, first = self._run_skill(matches[0])
+                if first is None:
+                    return self._logged(
+                        Result(task, output, "skill", matches[0].skill.name, duration=time.perf_counter() - start, _raw_calls=calls)
+                    )
+            return drive(self._serving(task, start, matches, first))  # type: ignore[no-any-return]
+        finally:
+            _usage.end(counting)
+
+    def _serving(self, task: str, start: float, matches: list[Match], first: Attempt | None) -> Steps:
+        """The rest of a solve after its first variant stopped (``first``), or after a miss: the
+        other variants, a composition of skills, the agent. One body for ``solve()`` and
+        ``asolve()``: it yields the steps that call out (see ``_driving``)."""
         if not matches:
-            composed = self._composed(task, start)
-            if composed is not None:
-                return composed
-            return self._agent_run(task, start, prior=None, skill=None, handover=None, family=None)
-        attempt = None
-        for match in matches:
-            output, calls, attempt = self._run_skill(match)
-            if attempt is None:  # the skill finished: the hot path
+            matches = yield Step(self._look_again, task)  # before paying for the agent
+            if not matches:
+                composed = yield from self._composed(task, start)
+                if composed is not None:
+                    return composed
+                return (yield from self._agent_steps(task, start, prior=None, skill=None, handover=None, family=None))
+        attempt = first
+        for match in matches[1:] if first is not None else matches:
+            if attempt is not None and attempt.wrote:
+                break  # a write happened: only the agent may continue from here
+            output, calls, attempt = yield Step(self._run_skill, match, threaded=self._threaded(match))
+            if attempt is None:
                 result = Result(task, output, "skill", match.skill.name, duration=time.perf_counter() - start, _raw_calls=calls)
                 return self._logged(result)
-            if attempt.wrote:
-                break  # a write happened: only the agent may continue from here
         last: Attempt = attempt  # type: ignore[assignment]  # matches is non-empty
         logger.info("skill %s stopped (%s); handing over", last.skill, last.reason)
         family = matches[0].template or matches[0].skill.template  # the phrasing the task was said in
-        return self._agent_run(
+        return (yield from self._agent_steps(
             task, start, prior=last.calls, skill=last.skill, handover=last.reason, family=family,
             captures=last.captures, post_captures=last.post_captures,
-        )
+        ))
+
+    def _look_again(self, task: str) -> list[Match]:
+        """After a miss: has another process learned a skill for ``task`` meanwhile? (one ``stat``)"""
+        with self._lock:
+            self._sync_disk()
+        return self.find_all(task)
+
+    def _threaded(self, match: Match) -> bool:
+        """Whether ``asolve()`` runs the skill in a worker thread: it calls ``async def`` tools."""
+        return self.registry.uses_async(match.skill.tools)
+
+    def _async_agent(self) -> bool:
+        agent = self.agent
+        seen, is_async = self._agent_kind
+        if agent is not seen:
+            is_async = is_async_callable(agent)
+            self._agent_kind = (agent, is_async)
+        return is_async
+
+    def _needs_asolve(self) -> Exception:
+        if self.registry.asynchronous:
+            names = ", ".join(sorted(self.registry.asynchronous))
+            return use_asolve(f"this forge has async tools ({names}), which solve() cannot await")
+        return use_asolve(f"this forge's agent {self.agent!r} is async, which solve() cannot await")
+
+    async def asolve(self, task: str) -> Result:
+        """``solve()`` for async code: ``async def`` tools and async agents, on the running event loop.
+
+        Served and learned exactly as ``solve()`` serves and learns (the same skill files). An async
+        agent is awaited on the loop, and its awaited tool calls are recorded; a synchronous agent
+        (``OpenAIAgent``) runs in a worker thread, so it does not block the loop. Skills are plain
+        code: one that calls ``async def`` tools runs in a worker thread, and each of those calls
+        runs on this loop. Several ``asolve()`` calls may run at once (``asyncio.gather``).
+
+        Cancelled, ``asolve()`` lets a skill or synchronous agent running in a worker thread make no
+        further async tool call, waits for that thread to end, and raises ``CancelledError``; the run
+        log records what an agent did until then.
+
+        Example:
+            >>> result = await forge.asolve("Refund order #1234")   # doctest: +SKIP
+
+        Raises:
+            The errors ``solve()`` raises.
+        """
+        start = time.perf_counter()
+        _check_task(task)
+        counting = _usage.begin()
+        looping = _loop.set(asyncio.get_running_loop())
+        try:
+            return await adrive(self._serving(task, start, self._hot_matches(task), None))  # type: ignore[no-any-return]
+        finally:
+            _loop.reset(looping)
+            _usage.end(counting)
+
+    def _hot_matches(self, task: str) -> list[Match]:
+        """What the template indexes bind ``task`` to, found without waiting on anything; [] before the
+        library is read, or when only the semantic index could tell (``asolve`` then looks again in a
+        worker thread, as ``solve()`` does after a miss)."""
+        hot = self._hot
+        if hot is None or not self._loaded or len(task) > MAX_TASK_CHARS:
+            return []
+        return hot.find(task) or hot.find_free(task)
 
     def _run_skill(self, match: Match) -> tuple[Any, list[Any], Attempt | None]:
         """``(output, calls, None)`` when the skill finished, else ``(None, calls, attempt)`` saying why not."""
@@ -517,7 +601,7 @@ class Forge(Learning, Composing):
                 if inst is None:
                     why = f"no {owner} instance was provided (forge.provide)"
                     return None, [], Attempt(skill.name, [], why, False, {}, {})
-                kwargs[param] = inst
+                kwargs[param] = self.registry.for_skill(owner, inst)
         run = Run(
             snapshot=False, instances=self.instances, tools=self.registry.tools,
             budget=self.max_skill_calls, seconds=self.max_skill_seconds,
@@ -536,7 +620,11 @@ class Forge(Learning, Composing):
         wrote = any(not self._is_read(t) for t, _a, _r, _e in run.calls)  # a write that raised may have taken effect
         return None, run.calls, Attempt(skill.name, run.calls, reason, wrote, run.captures, run.post_captures)
 
-    def _agent_run(
+    def _agent_run(self, task: str, start: float, **kwargs: Any) -> Result:
+        """``_agent_steps`` taken in place (the synchronous ``solve()``)."""
+        return drive(self._agent_steps(task, start, **kwargs))  # type: ignore[no-any-return]
+
+    def _agent_steps(
         self,
         task: str,
         start: float,
@@ -548,7 +636,9 @@ class Forge(Learning, Composing):
         captures: dict[int, Any] | None = None,
         post_captures: dict[int, Any] | None = None,
         clauses: tuple[tuple[str, str], ...] = (),
-    ) -> Result:
+    ) -> Steps:
+        """The agent's part of a solve (from the start, or continuing from a skill's calls), then
+        learning from its run; yields the agent's call and the learning (see ``_driving``)."""
         agent = self.agent
         if agent is None and handover is not None:
             return self._logged(Result(
@@ -587,18 +677,16 @@ class Forge(Learning, Composing):
 
         def result_of(error: str | None) -> Result:
             return Result(
-                task=task, output=output, source=source, skill=skill,
-                llm_calls=run.llm_calls, prompt_tokens=run.prompt_tokens, completion_tokens=run.completion_tokens,
-                error=error, handover=handover, handover_at=len(prior) if handover is not None else None, clauses=clauses,
+                task=task, output=output, source=source, skill=skill, error=error, handover=handover, handover_at=len(prior) if handover is not None else None, clauses=clauses,
                 _raw_calls=(prior if not carried else []) + run.calls, duration=time.perf_counter() - start,
             )
 
         try:
             if carried:
                 transcript = [Call.model_construct(tool=t, args=a, result=r, error=e) for t, a, r, e in carried]
-                output = agent(task, transcript=transcript)
+                output = yield AgentCall(agent, task, transcript=transcript)
             else:
-                output = agent(task)
+                output = yield AgentCall(agent, task)
         except UserError as e:
             if not self._wrote(run.calls):
                 raise  # the developer's misuse, before anything was written: theirs to fix, as raised
@@ -620,12 +708,18 @@ class Forge(Learning, Composing):
         elif not self.learn_enabled:
             result.not_learned = "learning is off"
         else:
-            self._learn_from(task, run, output, result, family)
+            yield Step(self._learn_from, task, run, output, result, family)
         result.duration = time.perf_counter() - start
         return self._logged(result)
 
     def _logged(self, result: Result) -> Result:
-        """Record ``result`` in the run log; never raises (the log is a record, not the product)."""
+        """Count the solve's model usage into ``result`` and record it in the run log; never raises
+        (the log is a record, not the product)."""
+        usage = _usage.current_usage()
+        if usage is not None:
+            result.llm_calls = usage.requests
+            result.prompt_tokens = usage.prompt_tokens
+            result.completion_tokens = usage.completion_tokens
         if self.runlog is not None:
             try:
                 self.runlog.record(result)
