@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, overload
 
-from . import _usage
 from ._agent import accepts_transcript
 from ._driving import AgentCall, Step, Steps, adrive, drive, is_async_callable
 from ._compile import Compiled, Rejected
@@ -46,6 +45,7 @@ from ._sandbox import compile_skill, load_function
 from ._tools import Check, Run, Tool, ToolRegistry, _loop, activate, deactivate, error_text, use_asolve
 from ._result import Attempt, Result
 from ._trajectory import Call, Outcome, ToolRef, Trajectory
+from ._usage import Usage
 
 __all__ = ["LOCAL_TOOLS", "Forge", "Result"]
 
@@ -148,9 +148,18 @@ class Forge(Learning, Composing):
         # library's thread lock, so a thread that learns (holding the library) never waits on itself,
         # and no order of the two can deadlock. Skill hits read the hot index without it.
         self._lock = self.library.mutex
-        self._agent_kind: tuple[Any, bool] = (None, False)  # the agent last looked at, and whether it is async
         for t in tools:
             self.registry.register(t)
+
+    @property
+    def agent(self) -> Callable[..., Any] | None:
+        """The agent: ``agent(task)`` (or ``async def``, served by ``asolve``), or None."""
+        return self._agent
+
+    @agent.setter
+    def agent(self, agent: Callable[..., Any] | None) -> None:
+        self._agent_async = is_async_callable(agent)  # solve() refuses an async agent: asked once, here
+        self._agent = agent
 
     @property
     def skills_dir(self) -> Path:
@@ -477,47 +486,43 @@ class Forge(Learning, Composing):
         """
         start = time.perf_counter()
         _check_task(task)
-        if self.registry.asynchronous or self._async_agent():
+        if self.registry.asynchronous or self._agent_async:
             raise self._needs_asolve()
-        counting = _usage.begin()
-        try:
-            matches = self.find_all(task)
-            first = None
-            if matches:  # the hot path: the first variant, here
-                output, calls, first = self._run_skill(matches[0])
-                if first is None:
-                    return self._logged(
-                        Result(task, output, "skill", matches[0].skill.name, duration=time.perf_counter() - start, _raw_calls=calls)
-                    )
-            return drive(self._serving(task, start, matches, first))  # type: ignore[no-any-return]
-        finally:
-            _usage.end(counting)
+        usage = Usage()  # what report_usage() counts during this solve, by any of its runs
+        matches = self.find_all(task)
+        first = None
+        if matches:  # the hot path: the first variant, here
+            output, calls, first = self._run_skill(matches[0], usage)
+            if first is None:
+                result = Result(task, output, "skill", matches[0].skill.name, duration=time.perf_counter() - start, _raw_calls=calls)
+                return self._logged(result, usage)
+        return drive(self._serving(task, start, matches, first, usage))  # type: ignore[no-any-return]
 
-    def _serving(self, task: str, start: float, matches: list[Match], first: Attempt | None) -> Steps:
+    def _serving(self, task: str, start: float, matches: list[Match], first: Attempt | None, usage: Usage) -> Steps:
         """The rest of a solve after its first variant stopped (``first``), or after a miss: the
         other variants, a composition of skills, the agent. One body for ``solve()`` and
         ``asolve()``: it yields the steps that call out (see ``_driving``)."""
         if not matches:
             matches = yield Step(self._look_again, task)  # before paying for the agent
             if not matches:
-                composed = yield from self._composed(task, start)
+                composed = yield from self._composed(task, start, usage)
                 if composed is not None:
                     return composed
-                return (yield from self._agent_steps(task, start, prior=None, skill=None, handover=None, family=None))
+                return (yield from self._agent_steps(task, start, prior=None, skill=None, handover=None, family=None, usage=usage))
         attempt = first
         for match in matches[1:] if first is not None else matches:
             if attempt is not None and attempt.wrote:
                 break  # a write happened: only the agent may continue from here
-            output, calls, attempt = yield Step(self._run_skill, match, threaded=self._threaded(match))
+            output, calls, attempt = yield Step(self._run_skill, match, usage, threaded=self._threaded(match))
             if attempt is None:
                 result = Result(task, output, "skill", match.skill.name, duration=time.perf_counter() - start, _raw_calls=calls)
-                return self._logged(result)
+                return self._logged(result, usage)
         last: Attempt = attempt  # type: ignore[assignment]  # matches is non-empty
         logger.info("skill %s stopped (%s); handing over", last.skill, last.reason)
         family = matches[0].template or matches[0].skill.template  # the phrasing the task was said in
         return (yield from self._agent_steps(
             task, start, prior=last.calls, skill=last.skill, handover=last.reason, family=family,
-            captures=last.captures, post_captures=last.post_captures,
+            captures=last.captures, post_captures=last.post_captures, usage=usage,
         ))
 
     def _look_again(self, task: str) -> list[Match]:
@@ -529,14 +534,6 @@ class Forge(Learning, Composing):
     def _threaded(self, match: Match) -> bool:
         """Whether ``asolve()`` runs the skill in a worker thread: it calls ``async def`` tools."""
         return self.registry.uses_async(match.skill.tools)
-
-    def _async_agent(self) -> bool:
-        agent = self.agent
-        seen, is_async = self._agent_kind
-        if agent is not seen:
-            is_async = is_async_callable(agent)
-            self._agent_kind = (agent, is_async)
-        return is_async
 
     def _needs_asolve(self) -> Exception:
         if self.registry.asynchronous:
@@ -565,13 +562,11 @@ class Forge(Learning, Composing):
         """
         start = time.perf_counter()
         _check_task(task)
-        counting = _usage.begin()
         looping = _loop.set(asyncio.get_running_loop())
         try:
-            return await adrive(self._serving(task, start, self._hot_matches(task), None))  # type: ignore[no-any-return]
+            return await adrive(self._serving(task, start, self._hot_matches(task), None, Usage()))  # type: ignore[no-any-return]
         finally:
             _loop.reset(looping)
-            _usage.end(counting)
 
     def _hot_matches(self, task: str) -> list[Match]:
         """What the template indexes bind ``task`` to, found without waiting on anything; [] before the
@@ -582,7 +577,7 @@ class Forge(Learning, Composing):
             return []
         return hot.find(task) or hot.find_free(task)
 
-    def _run_skill(self, match: Match) -> tuple[Any, list[Any], Attempt | None]:
+    def _run_skill(self, match: Match, usage: Usage | None = None) -> tuple[Any, list[Any], Attempt | None]:
         """``(output, calls, None)`` when the skill finished, else ``(None, calls, attempt)`` saying why not."""
         skill = match.skill
         func = skill.func
@@ -604,7 +599,7 @@ class Forge(Learning, Composing):
                 kwargs[param] = self.registry.for_skill(owner, inst)
         run = Run(
             snapshot=False, instances=self.instances, tools=self.registry.tools,
-            budget=self.max_skill_calls, seconds=self.max_skill_seconds,
+            budget=self.max_skill_calls, seconds=self.max_skill_seconds, usage=usage,
         )
         token = activate(run)
         try:
@@ -636,16 +631,18 @@ class Forge(Learning, Composing):
         captures: dict[int, Any] | None = None,
         post_captures: dict[int, Any] | None = None,
         clauses: tuple[tuple[str, str], ...] = (),
+        usage: Usage | None = None,
     ) -> Steps:
         """The agent's part of a solve (from the start, or continuing from a skill's calls), then
         learning from its run; yields the agent's call and the learning (see ``_driving``)."""
         agent = self.agent
+        usage = usage if usage is not None else Usage()
         if agent is None and handover is not None:
             return self._logged(Result(
                 task=task, output=None, source="skill", skill=skill, duration=time.perf_counter() - start,
                 error=f"{handover}; no agent is configured to continue (pass agent= to Forge() or assign forge.agent)",
                 handover=handover, clauses=clauses, _raw_calls=list(prior or []),
-            ))
+            ), usage)
         if agent is None:
             raise NoAgentError(
                 f"no skill matches {task!r} and no agent is configured: pass agent= to Forge(), "
@@ -661,10 +658,10 @@ class Forge(Learning, Composing):
                 error=f"the skill stopped after a write ({handover}) and the agent cannot resume from a transcript; "
                 "writes are never repeated, so the task was left for a person",
                 handover=handover, clauses=clauses, _raw_calls=prior,
-            ))
+            ), usage)
         # the transcript the agent continues from; without transcript support it starts afresh (reads only)
         carried = prior if resumes else []
-        run = Run(snapshot=True, instances=self.instances, tools=self.registry.tools)
+        run = Run(snapshot=True, instances=self.instances, tools=self.registry.tools, usage=usage)
         for i, (t, a, r, e) in enumerate(carried):  # carried calls become the start of the recorded run
             run.calls.append((t, run._snap(a, t, "arguments"), run._snap(r, t, "result"), e))
             if captures and i in captures:
@@ -696,7 +693,7 @@ class Forge(Learning, Composing):
         except Exception as e:
             error = error_text(e)
         except BaseException as e:  # KeyboardInterrupt, SystemExit: not ours to swallow; the solve is logged first
-            self._logged(result_of(f"interrupted: {error_text(e)}"))
+            self._logged(result_of(f"interrupted: {error_text(e)}"), usage)
             raise
         finally:
             deactivate(token)
@@ -710,12 +707,11 @@ class Forge(Learning, Composing):
         else:
             yield Step(self._learn_from, task, run, output, result, family)
         result.duration = time.perf_counter() - start
-        return self._logged(result)
+        return self._logged(result, usage)
 
-    def _logged(self, result: Result) -> Result:
+    def _logged(self, result: Result, usage: Usage | None = None) -> Result:
         """Count the solve's model usage into ``result`` and record it in the run log; never raises
         (the log is a record, not the product)."""
-        usage = _usage.current_usage()
         if usage is not None:
             result.llm_calls = usage.requests
             result.prompt_tokens = usage.prompt_tokens

@@ -24,11 +24,14 @@ import time
 from collections.abc import Awaitable
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from ._exceptions import BudgetExceeded, NotSerializableError, ToolDefinitionError, UserError
 from ._schema import FunctionSchema, function_schema, import_problem
 from ._trajectory import ToolRef, json_snapshot
+
+if TYPE_CHECKING:
+    from ._usage import Usage
 
 __all__ = ["Check", "Run", "Tool", "ToolRegistry", "current_run", "spend_built"]
 
@@ -171,8 +174,8 @@ class Tool:
 
 
 class Run:
-    """The calls made in one ``solve()`` by one skill or agent, in order (model usage is counted per
-    solve, in ``_usage``).
+    """The calls made in one ``solve()`` by one skill or agent, in order, and the solve's model usage
+    (one ``Usage`` shared by every run of the solve).
 
     ``snapshot=True`` (agent runs) deep-copies arguments and results as JSON values
     so the trajectory is faithful; a non-JSON value marks the run unlearnable with a
@@ -192,6 +195,7 @@ class Run:
         "unrecorded",
         "iterations",
         "built",
+        "usage",
     )
 
     def __init__(
@@ -202,7 +206,9 @@ class Run:
         tools: dict[str, Tool] | None = None,
         budget: int | None = None,
         seconds: float | None = None,
+        usage: Usage | None = None,
     ) -> None:
+        self.usage = usage  # the model usage of the solve this run is part of (``report_usage``)
         self.calls: list[tuple[str, dict[str, Any], Any, str | None]] = []
         self.captures: dict[int, Any] = {}  # call index → what the tool's pre-check captured (agent runs)
         self.post_captures: dict[int, Any] = {}  # call index → what its post-check captured after the call

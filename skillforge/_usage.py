@@ -2,10 +2,12 @@
 
 ``report_usage()`` is the one way usage is counted, for any agent: ``OpenAIAgent`` calls it
 after each model request, and so may any agent (or a tool that calls a model). The count is
-scoped to the solve that is running, by a context variable that ``solve()`` and ``asolve()``
-set: every run of the solve (a skill's, the agent's that takes over from it, an agent's that
-awaits tools on an event loop) reports into the same count, and ``solve()`` puts it into the
-``Result`` and the run log.
+scoped to the solve that is running: each solve makes one ``Usage`` and gives it to every run it
+makes (a skill's, the agent's that takes over from it), and a run is found through the context
+variable that records tool calls (``_tools.current_run``), so a report reaches its solve from
+the agent's thread, from an awaited coroutine, or from a thread started with a copy of the
+context. ``solve()`` puts the count into the ``Result`` and the run log. (A hit pays for one
+small object, not for a context variable of its own.)
 
 Usage is not read from the agent's return value: what an agent returns is its answer, which
 is recorded and becomes the skill's return value; folding usage into it would make one value
@@ -16,44 +18,31 @@ reports the totals once, just before it returns.
 from __future__ import annotations
 
 import threading
-from contextvars import ContextVar, Token
 
-__all__ = ["Usage", "begin", "current_usage", "end", "report_usage"]
+from ._tools import current_run
+
+__all__ = ["Usage", "report_usage"]
 
 
 class Usage:
     """Model requests and tokens counted for one solve (safe to add to from several threads)."""
 
-    __slots__ = ("requests", "prompt_tokens", "completion_tokens", "_lock")
+    __slots__ = ("requests", "prompt_tokens", "completion_tokens")
 
-    def __init__(self) -> None:
+    def __init__(self) -> None:  # one per solve, hits included: kept to three ints
         self.requests = 0
         self.prompt_tokens = 0
         self.completion_tokens = 0
-        self._lock = threading.Lock()
 
     def add(self, requests: int, prompt_tokens: int, completion_tokens: int) -> None:
-        with self._lock:
+        with _adding:
             self.requests += requests
             self.prompt_tokens += prompt_tokens
             self.completion_tokens += completion_tokens
 
 
-_usage: ContextVar[Usage | None] = ContextVar("skillforge_usage", default=None)
+_adding = threading.Lock()  # reports are rare next to solves: one lock for all counts
 
-
-def begin() -> Token[Usage | None]:
-    """Start counting for a solve (in this context); the token goes to ``end``."""
-    return _usage.set(Usage())
-
-
-def end(token: Token[Usage | None]) -> None:
-    _usage.reset(token)
-
-
-def current_usage() -> Usage | None:
-    """The count of the solve running in this context, or None outside ``solve()``."""
-    return _usage.get()
 
 
 def report_usage(*, requests: int = 1, prompt_tokens: int = 0, completion_tokens: int = 0) -> None:
@@ -85,7 +74,8 @@ def report_usage(*, requests: int = 1, prompt_tokens: int = 0, completion_tokens
     for name, value in (("requests", requests), ("prompt_tokens", prompt_tokens), ("completion_tokens", completion_tokens)):
         if type(value) is not int or value < 0:
             raise UserError(f"report_usage({name}=...) takes a whole number >= 0, got {value!r}")
-    usage = _usage.get()
+    run = current_run()
+    usage = run.usage if run is not None else None
     if usage is None:
         raise UserError(
             "report_usage() was called outside forge.solve(): call it from your agent (or a tool) while "

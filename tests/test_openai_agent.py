@@ -104,15 +104,14 @@ def test_resuming_puts_the_transcript_into_the_messages(tmp_path: Path, desk_db:
     script = Script([answer("Order 1001 was already refunded.")])
     with ChatServer(script) as server:
         forge = _forge(tmp_path, OpenAIAgent(client=server.client()))
-        from skillforge import _usage
         from skillforge._tools import Run, activate, deactivate
+        from skillforge._usage import Usage
 
-        run = Run(snapshot=True, instances={}, tools=forge.registry.tools)
-        token, counting = activate(run), _usage.begin()  # what solve() sets up around its agent
+        run = Run(snapshot=True, instances={}, tools=forge.registry.tools, usage=Usage())  # as solve() makes it
+        token = activate(run)
         try:
             out = forge.agent("Refund order #1001", transcript=transcript)
         finally:
-            _usage.end(counting)
             deactivate(token)
     assert out == "Order 1001 was already refunded."
     msgs = server.requests[0]["messages"]
