@@ -4,7 +4,8 @@
 index first, Chroma candidates second). A hit runs the skill in the sandbox
 against the real tools; a miss, or a skill that stops, goes to the agent while
 every tool call is recorded; a clean agent run is compiled, admitted and
-written to ``skills/``.
+written to ``skills/``. ``asolve(task)`` does the same on an event loop, for
+``async def`` tools and async agents (the one body both share: ``_driving``).
 """
 
 from __future__ import annotations
@@ -615,10 +616,6 @@ class Forge(Learning, Composing):
         wrote = any(not self._is_read(t) for t, _a, _r, _e in run.calls)  # a write that raised may have taken effect
         return None, run.calls, Attempt(skill.name, run.calls, reason, wrote, run.captures, run.post_captures)
 
-    def _agent_run(self, task: str, start: float, **kwargs: Any) -> Result:
-        """``_agent_steps`` taken in place (the synchronous ``solve()``)."""
-        return drive(self._agent_steps(task, start, **kwargs))  # type: ignore[no-any-return]
-
     def _agent_steps(
         self,
         task: str,
@@ -674,7 +671,8 @@ class Forge(Learning, Composing):
 
         def result_of(error: str | None) -> Result:
             return Result(
-                task=task, output=output, source=source, skill=skill, error=error, handover=handover, handover_at=len(prior) if handover is not None else None, clauses=clauses,
+                task=task, output=output, source=source, skill=skill, error=error,
+                handover=handover, handover_at=len(prior) if handover is not None else None, clauses=clauses,
                 _raw_calls=(prior if not carried else []) + run.calls, duration=time.perf_counter() - start,
             )
 

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import os
 import sqlite3
+import subprocess
 import sys
 import threading
 from collections.abc import Iterator
@@ -261,3 +263,15 @@ def test_skillforge_asolve_uses_the_default_forge(monkeypatch, tmp_path: Path) -
     assert result.source == "agent" and result.output == "Refunded 15.0 for order 1005." and result.learned
     with pytest.raises(UserError, match="asolve"):
         skillforge.solve("Refund order #1006")
+
+
+def test_the_async_quickstart_example_runs_as_the_readme_shows() -> None:
+    from tests.conftest import REPO
+
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH")) if p))
+    out = subprocess.run(
+        [sys.executable, "-m", "examples.async_quickstart"], cwd=REPO, capture_output=True, text=True, check=True, env=env,
+    ).stdout.splitlines()
+    assert out[:4] == [
+        "agent refund_order 2 560", "skill refund_order 0 Refunded 12.5 for order 5678", "['skill', 'skill']", "2 602 6.0",
+    ]
