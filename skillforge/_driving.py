@@ -29,9 +29,9 @@ from collections.abc import Callable, Generator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from ._tools import _stopped, use_asolve
+from ._tools import _stopped, is_async_callable, use_asolve
 
-__all__ = ["AgentCall", "Step", "adrive", "drive", "is_async_callable"]
+__all__ = ["AgentCall", "Step", "Steps", "adrive", "drive", "is_async_callable"]
 
 WORKERS = 32  # worker threads for asolve(): skills of async tools, synchronous agents, learning
 
@@ -59,12 +59,6 @@ class AgentCall:
 
 
 Steps = Generator["Step | AgentCall", Any, Any]
-
-
-def is_async_callable(obj: Any) -> bool:
-    """Whether calling ``obj`` makes a coroutine: an ``async def`` function, or an object whose
-    ``__call__`` is one."""
-    return inspect.iscoroutinefunction(obj) or inspect.iscoroutinefunction(getattr(obj, "__call__", None))
 
 
 def drive(steps: Steps) -> Any:

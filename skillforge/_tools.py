@@ -60,6 +60,12 @@ def current_run() -> Run | None:
     return _current.get()
 
 
+def is_async_callable(obj: Any) -> bool:
+    """Whether calling ``obj`` makes a coroutine: an ``async def`` function, or an object whose
+    ``__call__`` is one."""
+    return inspect.iscoroutinefunction(obj) or inspect.iscoroutinefunction(getattr(obj, "__call__", None))
+
+
 def use_asolve(what: str) -> UserError:
     """The error for async parts met by the synchronous ``solve()``."""
     return UserError(
@@ -407,6 +413,11 @@ class ToolRegistry:
         for given in (guard, post_guard):
             if given is not None and not (callable(getattr(given, "capture", None)) and callable(getattr(given, "compare", None))):
                 raise ToolDefinitionError(f"guard= takes skillforge.Check(capture, compare), got {type(given).__name__}")
+            if given is not None and (is_async_callable(given.capture) or is_async_callable(given.compare)):
+                raise ToolDefinitionError(
+                    "a Check's capture and compare are plain functions (skills call them synchronously, also for "
+                    "async tools): make them `def`, not `async def`"
+                )
         read = bool(read)
         if inspect.isasyncgenfunction(func):
             raise ToolDefinitionError(

@@ -275,3 +275,36 @@ def test_the_async_quickstart_example_runs_as_the_readme_shows() -> None:
     assert out[:4] == [
         "agent refund_order 2 560", "skill refund_order 0 Refunded 12.5 for order 5678", "['skill', 'skill']", "2 602 6.0",
     ]
+
+
+def test_a_check_of_an_async_tool_takes_plain_functions(desk: Forge) -> None:
+    async def capture(**args: Any) -> int:  # pragma: no cover - refused at registration
+        return 1
+
+    with pytest.raises(ToolDefinitionError, match="capture and compare are plain functions"):
+        desk.tool(read=True, name="get_order_checked", guard=skillforge.Check(capture, lambda now, then: True))(aio.get_order)
+
+
+def test_an_async_tools_pre_check_is_taken_again_before_a_skill_replays_its_call(tmp_path: Path) -> None:
+    aio.make_world(tmp_path / "aio.sqlite3")
+    policy = {"version": 1}
+    forge = Forge(skills_dir=tmp_path / "skills", state_dir=tmp_path / "state", agent=aio.agent)
+    same_policy = skillforge.Check(capture=lambda **args: policy["version"], compare=lambda now, then: now == then)
+    try:
+        aio.TOOLBOX["get_order"] = forge.tool(read=True)(aio.get_order)
+        aio.TOOLBOX["refund_order"] = forge.tool(guard=same_policy)(aio.refund_order)
+
+        async def main() -> list[Any]:
+            learned = await forge.asolve("Refund order #1001")
+            hit = await forge.asolve("Refund order #1002")
+            policy["version"] = 2  # the refund policy changed since the skill was learned
+            stopped = await forge.asolve("Refund order #1003")
+            return [learned, hit, stopped]
+
+        learned, hit, stopped = asyncio.run(main())
+    finally:
+        aio.TOOLBOX.clear()
+    assert "check(refund_order" in (tmp_path / "skills" / f"{learned.learned}.py").read_text()
+    assert hit.source == "skill"
+    assert stopped.source == "skill+agent" and "pre-check" in (stopped.handover or "")
+    assert aio.refunds() == [("1001", 11.0), ("1002", 12.0), ("1003", 13.0)]  # the agent refunded it, once
