@@ -549,7 +549,8 @@ class Forge(Learning, Composing):
         agent is awaited on the loop, and its awaited tool calls are recorded; a synchronous agent
         (``OpenAIAgent``) runs in a worker thread, so it does not block the loop. Skills are plain
         code: one that calls ``async def`` tools runs in a worker thread, and each of those calls
-        runs on this loop. Several ``asolve()`` calls may run at once (``asyncio.gather``).
+        runs on this loop. Several ``asolve()`` calls may run at once (``asyncio.gather``); skillforge's
+        worker threads (``_driving.WORKERS``, 32) are its own, not the loop's default executor.
 
         Cancelled, ``asolve()`` lets a skill or synchronous agent running in a worker thread make no
         further async tool call, waits for that thread to end, and raises ``CancelledError``; the run
