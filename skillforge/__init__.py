@@ -40,6 +40,7 @@ from ._explain import Explanation
 from ._forge import Forge, Result
 from ._tools import Check
 from ._trajectory import Call, Outcome, ToolRef, Trajectory, canonical_json
+from ._usage import report_usage
 from ._version import __version__
 from .runtime import require
 
@@ -74,10 +75,12 @@ __all__ = [
     "Trajectory",
     "UserError",
     "__version__",
+    "asolve",
     "canonical_json",
     "compile_run",
     "default_forge",
     "load_settings",
+    "report_usage",
     "require",
     "solve",
     "tool",
@@ -123,3 +126,8 @@ def tool(
 def solve(task: str) -> Result:
     """Solve ``task`` on the default Forge: a skill if one fits, else its agent."""
     return default_forge().solve(task)
+
+
+async def asolve(task: str) -> Result:
+    """``await skillforge.asolve(task)``: ``solve`` for async tools and agents, on the default Forge."""
+    return await default_forge().asolve(task)

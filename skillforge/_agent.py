@@ -1,8 +1,10 @@
 """Agents: the protocol, and ``OpenAIAgent``, a chat-completions tool-calling loop.
 
 An agent is any callable ``agent(task)`` that calls the forge's decorated
-tools. If it also accepts ``transcript=``, it is handed the calls already made
-when it takes over from a skill mid-run, and must not repeat them.
+tools (``async def`` agents too, in ``forge.asolve()``). If it also accepts
+``transcript=``, it is handed the calls already made when it takes over from a
+skill mid-run, and must not repeat them. It reports its model usage with
+``skillforge.report_usage()``, as ``OpenAIAgent`` does.
 """
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from ._exceptions import AgentError
-from ._tools import Tool, current_run
+from ._tools import Tool, current_run, wait_on_loop
+from ._usage import report_usage
 from ._trajectory import Call
 
 __all__ = ["Agent", "OpenAIAgent", "accepts_transcript"]
@@ -106,8 +109,9 @@ class OpenAIAgent:
             except Exception as e:  # openai.APIError and transport errors alike
                 raise AgentError(f"model request to {self.model!r} failed: {type(e).__name__}: {e}") from e
             usage = getattr(response, "usage", None)
-            run.note_model_request(
-                getattr(usage, "prompt_tokens", 0) or 0, getattr(usage, "completion_tokens", 0) or 0
+            report_usage(
+                prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
+                completion_tokens=getattr(usage, "completion_tokens", 0) or 0,
             )
             if not response.choices:
                 raise AgentError(f"model {self.model!r} returned no choices")
@@ -153,6 +157,8 @@ class OpenAIAgent:
             target = getattr(instance, tool.qualname.rsplit(".", 1)[-1])
         try:
             result = target(**args)
+            if inspect.isawaitable(result):  # an async tool: asolve() runs this agent in a worker thread
+                result = wait_on_loop(result)
         except Exception as e:  # reported to the model; the run is then not learned
             logger.info("tool %s raised %s: %s", name, type(e).__name__, e)
             return f"error: {type(e).__name__}: {e}"

@@ -24,9 +24,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ._compile import Compiled
+from ._driving import Step, Steps
 from ._requests import Joiner, Split, segment, split_run
 from ._result import Attempt, Result
 from ._trajectory import Trajectory
+from ._usage import Usage
 
 if TYPE_CHECKING:
     from ._index import HotIndex, Match
@@ -54,11 +56,13 @@ class Composing:
         def _index(self) -> HotIndex: ...
         def find_all(self, task: str) -> list[Match]: ...
         def learn(self, traj: Trajectory, *, family: TaskTemplate | None = None) -> Any: ...
-        def _run_skill(self, match: Match) -> tuple[Any, list[Any], Attempt | None]: ...
-        def _logged(self, result: Result) -> Result: ...
-        def _agent_run(self, task: str, start: float, *, prior: list[Any] | None, skill: str | None,
-                       handover: str | None, family: TaskTemplate | None, captures: dict[int, Any] | None = None,
-                       post_captures: dict[int, Any] | None = None, clauses: tuple[tuple[str, str], ...] = ()) -> Result: ...
+        def _run_skill(self, match: Match, usage: Usage | None = None) -> tuple[Any, list[Any], Attempt | None]: ...
+        def _threaded(self, match: Match) -> bool: ...
+        def _logged(self, result: Result, usage: Usage | None = None) -> Result: ...
+        def _agent_steps(self, task: str, start: float, *, prior: list[Any] | None, skill: str | None,
+                         handover: str | None, family: TaskTemplate | None, captures: dict[int, Any] | None = None,
+                         post_captures: dict[int, Any] | None = None, clauses: tuple[tuple[str, str], ...] = (),
+                         usage: Usage | None = None) -> Steps: ...
 
     # -- how the agent joins answers -------------------------------------------------
     def joiner(self) -> Joiner | None:
@@ -123,8 +127,9 @@ class Composing:
         return learned, why
 
     # -- serving -------------------------------------------------------------------
-    def _composed(self, task: str, start: float) -> Result | None:
-        """Serve ``task`` by the skills of its clauses; None when it is not cut into clauses skills take."""
+    def _composed(self, task: str, start: float, usage: Usage) -> Steps:
+        """Serve ``task`` by the skills of its clauses; None when it is not cut into clauses skills take.
+        Yields the skill runs and the agent's part (see ``_driving``)."""
         joiner = self.joiner()
         if joiner is None:
             return None
@@ -145,7 +150,7 @@ class Composing:
                 matches, missing = [], f"looking up its skill failed ({type(e).__name__}: {e})"
             attempt: Attempt | None = None if matches else Attempt("", [], missing, False, {}, {})
             for match in matches:
-                output, made, attempt = self._run_skill(match)
+                output, made, attempt = yield Step(self._run_skill, match, usage, threaded=self._threaded(match))
                 if attempt is None:
                     calls += made
                     outputs.append(output)
@@ -156,22 +161,23 @@ class Composing:
             if attempt is not None:
                 at = len(calls)
                 logger.info("skill %s stopped on clause %d of %d (%s); handing over", attempt.skill, i + 1, len(clauses), attempt.reason)
-                return self._agent_run(
+                return (yield from self._agent_steps(
                     task, start, prior=calls + attempt.calls, skill=attempt.skill or None,
                     handover=f"{attempt.reason} (clause {i + 1} of {len(clauses)})", family=None,
                     captures={at + k: v for k, v in attempt.captures.items()},
                     post_captures={at + k: v for k, v in attempt.post_captures.items()},
-                    clauses=(*served, (clause, attempt.skill)) if attempt.skill else tuple(served),
-                )
+                    clauses=(*served, (clause, attempt.skill)) if attempt.skill else tuple(served), usage=usage,
+                ))
         ok, output = joiner.join(outputs)
         if not ok:
-            return self._agent_run(
+            return (yield from self._agent_steps(
                 task, start, prior=calls, skill=served[-1][1], family=None, clauses=tuple(served),
                 handover=f"the answers of {len(clauses)} clauses do not join the way the agent joins answers",
-            )
+                usage=usage,
+            ))
         result = Result(
             task, output, "skill", " + ".join(name for _c, name in served), duration=time.perf_counter() - start,
             clauses=tuple(served), _raw_calls=calls,
         )
-        return self._logged(result)
+        return self._logged(result, usage)
 

@@ -4,11 +4,13 @@
 index first, Chroma candidates second). A hit runs the skill in the sandbox
 against the real tools; a miss, or a skill that stops, goes to the agent while
 every tool call is recorded; a clean agent run is compiled, admitted and
-written to ``skills/``.
+written to ``skills/``. ``asolve(task)`` does the same on an event loop, for
+``async def`` tools and async agents (the one body both share: ``_driving``).
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import hashlib
 import logging
@@ -20,6 +22,7 @@ from pathlib import Path
 from typing import Any, overload
 
 from ._agent import accepts_transcript
+from ._driving import AgentCall, Step, Steps, adrive, drive, is_async_callable
 from ._compile import Compiled, Rejected
 from ._exceptions import (
     BudgetExceeded,
@@ -41,9 +44,10 @@ from ._template import MAX_TASK_CHARS, TaskTemplate
 from ._policy import POLICY_VERSION, Violation, check_policy
 from ._runlog import RunLog, Stats
 from ._sandbox import compile_skill, load_function
-from ._tools import Check, Run, Tool, ToolRegistry, activate, deactivate, error_text
+from ._tools import Check, Run, Tool, ToolRegistry, _loop, activate, deactivate, error_text, use_asolve
 from ._result import Attempt, Result
 from ._trajectory import Call, Outcome, ToolRef, Trajectory
+from ._usage import Usage
 
 __all__ = ["LOCAL_TOOLS", "Forge", "Result"]
 
@@ -148,6 +152,16 @@ class Forge(Learning, Composing):
         self._lock = self.library.mutex
         for t in tools:
             self.registry.register(t)
+
+    @property
+    def agent(self) -> Callable[..., Any] | None:
+        """The agent: ``agent(task)`` (or ``async def``, served by ``asolve``), or None."""
+        return self._agent
+
+    @agent.setter
+    def agent(self, agent: Callable[..., Any] | None) -> None:
+        self._agent_async = is_async_callable(agent)  # solve() refuses an async agent: asked once, here
+        self._agent = agent
 
     @property
     def skills_dir(self) -> Path:
@@ -459,7 +473,7 @@ class Forge(Learning, Composing):
                 modules: dict[str, dict[str, Any]] = {}
                 for name, ref in skill.tools.items():
                     if not ref.method:
-                        modules.setdefault(ref.module, {})[ref.qualname] = self.registry.tools[name].wrapper
+                        modules.setdefault(ref.module, {})[ref.qualname] = self.registry.tools[name].for_skills
                 code = compile_skill(skill.source, str(skill.path))
                 skill.func = load_function(code, skill.name, modules, f"skills.{skill.name}")
             except Exception as e:  # RecursionError, ImportError, ...: the file's problem, not the caller's
@@ -488,37 +502,104 @@ class Forge(Learning, Composing):
         Raises:
             InvalidTaskError: ``task`` is not a non-empty string.
             NoAgentError: no skill binds the task and no agent is configured.
-            UserError: the agent misused skillforge before any write (e.g. a nested ``solve("")``).
+            UserError: the agent misused skillforge before any write (e.g. a nested ``solve("")``),
+                or the forge has ``async def`` tools or an async agent (use ``asolve``).
         """
         start = time.perf_counter()
         _check_task(task)
+        if self.registry.asynchronous or self._agent_async:
+            raise self._needs_asolve()
+        usage = Usage()  # what report_usage() counts during this solve, by any of its runs
         matches = self.find_all(task)
+        first = None
+        if matches:  # the hot path: the first variant, here
+            output, calls, first = self._run_skill(matches[0], usage)
+            if first is None:
+                result = Result(task, output, "skill", matches[0].skill.name, duration=time.perf_counter() - start, _raw_calls=calls)
+                return self._logged(result, usage)
+        return drive(self._serving(task, start, matches, first, usage))  # type: ignore[no-any-return]
+
+    def _serving(self, task: str, start: float, matches: list[Match], first: Attempt | None, usage: Usage) -> Steps:
+        """The rest of a solve after its first variant stopped (``first``), or after a miss: the
+        other variants, a composition of skills, the agent. One body for ``solve()`` and
+        ``asolve()``: it yields the steps that call out (see ``_driving``)."""
         if not matches:
-            with self._lock:
-                self._sync_disk()  # before paying for the agent: has another process learned it meanwhile?
-            matches = self.find_all(task)
-        if not matches:
-            composed = self._composed(task, start)
-            if composed is not None:
-                return composed
-            return self._agent_run(task, start, prior=None, skill=None, handover=None, family=None)
-        attempt = None
-        for match in matches:
-            output, calls, attempt = self._run_skill(match)
-            if attempt is None:  # the skill finished: the hot path
-                result = Result(task, output, "skill", match.skill.name, duration=time.perf_counter() - start, _raw_calls=calls)
-                return self._logged(result)
-            if attempt.wrote:
+            matches = yield Step(self._look_again, task)  # before paying for the agent
+            if not matches:
+                composed = yield from self._composed(task, start, usage)
+                if composed is not None:
+                    return composed
+                return (yield from self._agent_steps(task, start, prior=None, skill=None, handover=None, family=None, usage=usage))
+        attempt = first
+        for match in matches[1:] if first is not None else matches:
+            if attempt is not None and attempt.wrote:
                 break  # a write happened: only the agent may continue from here
+            output, calls, attempt = yield Step(self._run_skill, match, usage, threaded=self._threaded(match))
+            if attempt is None:
+                result = Result(task, output, "skill", match.skill.name, duration=time.perf_counter() - start, _raw_calls=calls)
+                return self._logged(result, usage)
         last: Attempt = attempt  # type: ignore[assignment]  # matches is non-empty
         logger.info("skill %s stopped (%s); handing over", last.skill, last.reason)
         family = matches[0].template or matches[0].skill.template  # the phrasing the task was said in
-        return self._agent_run(
+        return (yield from self._agent_steps(
             task, start, prior=last.calls, skill=last.skill, handover=last.reason, family=family,
-            captures=last.captures, post_captures=last.post_captures,
-        )
+            captures=last.captures, post_captures=last.post_captures, usage=usage,
+        ))
 
-    def _run_skill(self, match: Match) -> tuple[Any, list[Any], Attempt | None]:
+    def _look_again(self, task: str) -> list[Match]:
+        """After a miss: has another process learned a skill for ``task`` meanwhile? (one ``stat``)"""
+        with self._lock:
+            self._sync_disk()
+        return self.find_all(task)
+
+    def _threaded(self, match: Match) -> bool:
+        """Whether ``asolve()`` runs the skill in a worker thread: it calls ``async def`` tools."""
+        return self.registry.uses_async(match.skill.tools)
+
+    def _needs_asolve(self) -> Exception:
+        if self.registry.asynchronous:
+            names = ", ".join(sorted(self.registry.asynchronous))
+            return use_asolve(f"this forge has async tools ({names}), which solve() cannot await")
+        return use_asolve(f"this forge's agent {self.agent!r} is async, which solve() cannot await")
+
+    async def asolve(self, task: str) -> Result:
+        """``solve()`` for async code: ``async def`` tools and async agents, on the running event loop.
+
+        Served and learned exactly as ``solve()`` serves and learns (the same skill files). An async
+        agent is awaited on the loop, and its awaited tool calls are recorded; a synchronous agent
+        (``OpenAIAgent``) runs in a worker thread, so it does not block the loop. Skills are plain
+        code: one that calls ``async def`` tools runs in a worker thread, and each of those calls
+        runs on this loop. Several ``asolve()`` calls may run at once (``asyncio.gather``); skillforge's
+        worker threads (``_driving.WORKERS``, 32) are its own, not the loop's default executor.
+
+        Cancelled, ``asolve()`` lets a skill or synchronous agent running in a worker thread make no
+        further async tool call, waits for that thread to end, and raises ``CancelledError``; the run
+        log records what an agent did until then.
+
+        Example:
+            >>> result = await forge.asolve("Refund order #1234")   # doctest: +SKIP
+
+        Raises:
+            The errors ``solve()`` raises.
+        """
+        start = time.perf_counter()
+        _check_task(task)
+        looping = _loop.set(asyncio.get_running_loop())
+        try:
+            return await adrive(self._serving(task, start, self._hot_matches(task), None, Usage()))  # type: ignore[no-any-return]
+        finally:
+            _loop.reset(looping)
+
+    def _hot_matches(self, task: str) -> list[Match]:
+        """What the template indexes bind ``task`` to, found without waiting on anything; [] before the
+        library is read, or when only the semantic index could tell (``asolve`` then looks again in a
+        worker thread, as ``solve()`` does after a miss)."""
+        hot = self._hot
+        if hot is None or not self._loaded or len(task) > MAX_TASK_CHARS:
+            return []
+        return hot.find(task) or hot.find_free(task)
+
+    def _run_skill(self, match: Match, usage: Usage | None = None) -> tuple[Any, list[Any], Attempt | None]:
         """``(output, calls, None)`` when the skill finished, else ``(None, calls, attempt)`` saying why not."""
         skill = match.skill
         func = skill.func
@@ -537,10 +618,10 @@ class Forge(Learning, Composing):
                 if inst is None:
                     why = f"no {owner} instance was provided (forge.provide)"
                     return None, [], Attempt(skill.name, [], why, False, {}, {})
-                kwargs[param] = inst
+                kwargs[param] = self.registry.for_skill(owner, inst)
         run = Run(
             snapshot=False, instances=self.instances, tools=self.registry.tools,
-            budget=self.max_skill_calls, seconds=self.max_skill_seconds,
+            budget=self.max_skill_calls, seconds=self.max_skill_seconds, usage=usage,
         )
         token = activate(run)
         try:
@@ -556,7 +637,7 @@ class Forge(Learning, Composing):
         wrote = any(not self._is_read(t) for t, _a, _r, _e in run.calls)  # a write that raised may have taken effect
         return None, run.calls, Attempt(skill.name, run.calls, reason, wrote, run.captures, run.post_captures)
 
-    def _agent_run(
+    def _agent_steps(
         self,
         task: str,
         start: float,
@@ -568,14 +649,18 @@ class Forge(Learning, Composing):
         captures: dict[int, Any] | None = None,
         post_captures: dict[int, Any] | None = None,
         clauses: tuple[tuple[str, str], ...] = (),
-    ) -> Result:
+        usage: Usage | None = None,
+    ) -> Steps:
+        """The agent's part of a solve (from the start, or continuing from a skill's calls), then
+        learning from its run; yields the agent's call and the learning (see ``_driving``)."""
         agent = self.agent
+        usage = usage if usage is not None else Usage()
         if agent is None and handover is not None:
             return self._logged(Result(
                 task=task, output=None, source="skill", skill=skill, duration=time.perf_counter() - start,
                 error=f"{handover}; no agent is configured to continue (pass agent= to Forge() or assign forge.agent)",
                 handover=handover, clauses=clauses, _raw_calls=list(prior or []),
-            ))
+            ), usage)
         if agent is None:
             raise NoAgentError(
                 f"no skill matches {task!r} and no agent is configured: pass agent= to Forge(), "
@@ -591,10 +676,10 @@ class Forge(Learning, Composing):
                 error=f"the skill stopped after a write ({handover}) and the agent cannot resume from a transcript; "
                 "writes are never repeated, so the task was left for a person",
                 handover=handover, clauses=clauses, _raw_calls=prior,
-            ))
+            ), usage)
         # the transcript the agent continues from; without transcript support it starts afresh (reads only)
         carried = prior if resumes else []
-        run = Run(snapshot=True, instances=self.instances, tools=self.registry.tools)
+        run = Run(snapshot=True, instances=self.instances, tools=self.registry.tools, usage=usage)
         for i, (t, a, r, e) in enumerate(carried):  # carried calls become the start of the recorded run
             run.calls.append((t, run._snap(a, t, "arguments"), run._snap(r, t, "result"), e))
             if captures and i in captures:
@@ -607,18 +692,17 @@ class Forge(Learning, Composing):
 
         def result_of(error: str | None) -> Result:
             return Result(
-                task=task, output=output, source=source, skill=skill,
-                llm_calls=run.llm_calls, prompt_tokens=run.prompt_tokens, completion_tokens=run.completion_tokens,
-                error=error, handover=handover, handover_at=len(prior) if handover is not None else None, clauses=clauses,
+                task=task, output=output, source=source, skill=skill, error=error,
+                handover=handover, handover_at=len(prior) if handover is not None else None, clauses=clauses,
                 _raw_calls=(prior if not carried else []) + run.calls, duration=time.perf_counter() - start,
             )
 
         try:
             if carried:
                 transcript = [Call.model_construct(tool=t, args=a, result=r, error=e) for t, a, r, e in carried]
-                output = agent(task, transcript=transcript)
+                output = yield AgentCall(agent, task, transcript=transcript)
             else:
-                output = agent(task)
+                output = yield AgentCall(agent, task)
         except UserError as e:
             if not self._wrote(run.calls):
                 raise  # the developer's misuse, before anything was written: theirs to fix, as raised
@@ -628,7 +712,7 @@ class Forge(Learning, Composing):
         except Exception as e:
             error = error_text(e)
         except BaseException as e:  # KeyboardInterrupt, SystemExit: not ours to swallow; the solve is logged first
-            self._logged(result_of(f"interrupted: {error_text(e)}"))
+            self._logged(result_of(f"interrupted: {error_text(e)}"), usage)
             raise
         finally:
             deactivate(token)
@@ -640,12 +724,17 @@ class Forge(Learning, Composing):
         elif not self.learn_enabled:
             result.not_learned = "learning is off"
         else:
-            self._learn_from(task, run, output, result, family)
+            yield Step(self._learn_from, task, run, output, result, family)
         result.duration = time.perf_counter() - start
-        return self._logged(result)
+        return self._logged(result, usage)
 
-    def _logged(self, result: Result) -> Result:
-        """Record ``result`` in the run log; never raises (the log is a record, not the product)."""
+    def _logged(self, result: Result, usage: Usage | None = None) -> Result:
+        """Count the solve's model usage into ``result`` and record it in the run log; never raises
+        (the log is a record, not the product)."""
+        if usage is not None:
+            result.llm_calls = usage.requests
+            result.prompt_tokens = usage.prompt_tokens
+            result.completion_tokens = usage.completion_tokens
         if self.runlog is not None:
             try:
                 self.runlog.record(result)

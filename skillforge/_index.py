@@ -5,6 +5,10 @@ tokens as one mark) to the templates of that shape; binding then decides. For
 templates with free-text slots, Chroma proposes candidates and binding decides
 again. Chroma never decides a hit on its own: retrieval is a suggestion, the
 template is the proof.
+
+chromadb is imported only inside the functions that use the semantic index (importing it costs
+a process about 0.5 s): a hit the template index answers never imports it. Keep every import of
+chromadb inside a function; ``tests/test_lazy_import.py`` checks this in a fresh interpreter.
 """
 
 from __future__ import annotations

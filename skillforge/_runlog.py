@@ -4,7 +4,8 @@ Recording is a list append on the hot path; rows are written in batches (every
 1,024 solves or 5 seconds, and when the process exits or stats are read), in one
 transaction, so a skill hit does not pay for a disk write. A clean skill hit is
 a small row in ``hits`` (task, skill, number of calls, duration: its calls follow
-from its task and its skill); every other solve a full row in ``solves``. The
+from its task and its skill); every other solve a full row in ``solves`` (so is a hit
+that reported model usage: a tool that calls a model, see ``report_usage``). The
 view ``log`` shows both. A message served by composing skills (several requests, see
 ``_composing``) also has a row per clause in ``clauses``: its text and the skill that served
 it (or stopped, when the agent took over). Several processes
@@ -176,7 +177,7 @@ class RunLog:
         now = time.time()
         with self._lock:  # flush swaps the queues under it: an append never lands in a queue being written
             self._clauses.extend((now, result.task, i, clause, skill) for i, (clause, skill) in enumerate(result.clauses))
-            if result.source == "skill" and result.error is None:  # a clean hit: a small row, no result kept
+            if result.source == "skill" and result.error is None and not _used_model(result):  # a clean hit: a small row
                 self._hits.append((now, result.task, result.skill, len(result._raw_calls), result.duration))
             else:
                 self._pending.append((now, result))
@@ -313,6 +314,12 @@ _SOLVES = (
     "INSERT INTO solves (at, task, source, skill, learned, ok, error, handover, n_calls, calls,"
     " llm_calls, prompt_tokens, completion_tokens, duration) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
 )
+
+
+def _used_model(result: Any) -> bool:
+    """Whether a solve reported model usage (a hit may: a tool that calls a model reports it too);
+    such a hit is written to ``solves``, whose rows carry usage, instead of ``hits``."""
+    return bool(result.llm_calls or result.prompt_tokens or result.completion_tokens)
 
 
 def _solve_row(at: float, r: Any) -> tuple[Any, ...]:

@@ -3,21 +3,35 @@
 A decorated tool stays the plain function it was (``functools.wraps``); outside
 ``solve()`` the wrapper costs one context-variable lookup. Inside ``solve()``
 every call is appended to the active ``Run``.
+
+An ``async def`` tool stays a coroutine function (its wrapper is one too): an async agent
+awaits it inside ``forge.asolve()``, and outside it returns its coroutine like the plain
+function. Skills are plain synchronous code, so ``asolve()`` runs a skill that calls async
+tools in a worker thread, where each call goes through the tool's *bridge*: the call is
+submitted to the solve's event loop (``asyncio.run_coroutine_threadsafe``) and the thread
+waits for its result. The loop is the one ``asolve()`` runs on (the ``_loop`` context
+variable, copied into the worker thread).
 """
 
 from __future__ import annotations
 
+import asyncio
 import functools
+import inspect
 import logging
 import threading
 import time
+from collections.abc import Awaitable
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
-from ._exceptions import BudgetExceeded, NotSerializableError, ToolDefinitionError
+from ._exceptions import BudgetExceeded, NotSerializableError, ToolDefinitionError, UserError
 from ._schema import FunctionSchema, function_schema, import_problem
 from ._trajectory import ToolRef, json_snapshot
+
+if TYPE_CHECKING:
+    from ._usage import Usage
 
 __all__ = ["Check", "Run", "Tool", "ToolRegistry", "current_run", "spend_built"]
 
@@ -34,11 +48,64 @@ MAX_BUILT = 16_000_000  # characters or items built by +, *, %, f-strings, str()
 MAX_INT_BITS = 4096  # the largest integer + and * may make
 
 _current: ContextVar[Run | None] = ContextVar("skillforge_run", default=None)
+# the event loop of the asolve() running in this context (None in solve()): async tools called from
+# a skill's worker thread run on it
+_loop: ContextVar[asyncio.AbstractEventLoop | None] = ContextVar("skillforge_loop", default=None)
+# set when the asolve() that started a worker thread was cancelled: the skill makes no further async call
+_stopped: ContextVar[threading.Event | None] = ContextVar("skillforge_stopped", default=None)
 
 
 def current_run() -> Run | None:
     """The run being recorded in this context, or None outside ``solve()``."""
     return _current.get()
+
+
+def is_async_callable(obj: Any) -> bool:
+    """Whether calling ``obj`` makes a coroutine: an ``async def`` function, or an object whose
+    ``__call__`` is one."""
+    return inspect.iscoroutinefunction(obj) or inspect.iscoroutinefunction(getattr(obj, "__call__", None))
+
+
+def use_asolve(what: str) -> UserError:
+    """The error for async parts met by the synchronous ``solve()``."""
+    return UserError(
+        f"{what}: use `await forge.asolve(task)` (or `await skillforge.asolve(task)`) from async code, "
+        "or `asyncio.run(forge.asolve(task))` from a script; solve() runs without an event loop"
+    )
+
+
+def wait_on_loop(awaitable: Awaitable[Any]) -> Any:
+    """Run ``awaitable`` on the event loop of the running ``asolve()`` and wait for its result.
+
+    For synchronous code ``asolve()`` runs in a worker thread (a skill, a synchronous agent such
+    as ``OpenAIAgent``) that calls an async tool. The awaitable runs in a copy of this thread's
+    context, so the calls it makes are recorded in this thread's run.
+    """
+    loop = _loop.get()
+    if loop is None:
+        if inspect.iscoroutine(awaitable):
+            awaitable.close()  # never awaited: close it so Python does not warn about it
+        raise use_asolve("an async tool was called by synchronous code outside forge.asolve()")
+    try:
+        running = asyncio.get_running_loop()
+    except RuntimeError:
+        running = None
+    if running is loop:  # waiting here would block the loop the call needs: a deadlock
+        if inspect.iscoroutine(awaitable):
+            awaitable.close()
+        raise UserError("an async tool was called synchronously on the event loop's own thread: await it instead")
+    stopped = _stopped.get()
+    if stopped is not None and stopped.is_set():
+        if inspect.iscoroutine(awaitable):
+            awaitable.close()
+        raise BudgetExceeded("the asolve() running this skill was cancelled")
+
+    if not inspect.iscoroutine(awaitable):
+        async def call() -> Any:
+            return await awaitable
+
+        awaitable = call()
+    return asyncio.run_coroutine_threadsafe(awaitable, loop).result()
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +138,13 @@ class Tool:
     wrapper: Callable[..., Any] | None = None
     guard: Check | None = None
     post_guard: Check | None = None  # checked after the call (muscle-mem's post_check)
+    asynchronous: bool = False  # an ``async def`` tool
+    bridge: Callable[..., Any] | None = None  # what skills call for an async tool (see the module docstring)
+
+    @property
+    def for_skills(self) -> Callable[..., Any]:
+        """The callable a skill file imports for this tool: its wrapper, or the bridge of an async tool."""
+        return self.bridge if self.bridge is not None else self.wrapper  # type: ignore[return-value]
 
     @property
     def is_method(self) -> bool:
@@ -106,7 +180,8 @@ class Tool:
 
 
 class Run:
-    """The calls made in one ``solve()``, in order, plus the model requests it cost.
+    """The calls made in one ``solve()`` by one skill or agent, in order, and the solve's model usage
+    (one ``Usage`` shared by every run of the solve).
 
     ``snapshot=True`` (agent runs) deep-copies arguments and results as JSON values
     so the trajectory is faithful; a non-JSON value marks the run unlearnable with a
@@ -118,9 +193,6 @@ class Run:
         "snapshot",
         "instances",
         "tools",
-        "llm_calls",
-        "prompt_tokens",
-        "completion_tokens",
         "unlearnable",
         "budget",
         "deadline",
@@ -129,6 +201,7 @@ class Run:
         "unrecorded",
         "iterations",
         "built",
+        "usage",
     )
 
     def __init__(
@@ -139,7 +212,9 @@ class Run:
         tools: dict[str, Tool] | None = None,
         budget: int | None = None,
         seconds: float | None = None,
+        usage: Usage | None = None,
     ) -> None:
+        self.usage = usage  # the model usage of the solve this run is part of (``report_usage``)
         self.calls: list[tuple[str, dict[str, Any], Any, str | None]] = []
         self.captures: dict[int, Any] = {}  # call index → what the tool's pre-check captured (agent runs)
         self.post_captures: dict[int, Any] = {}  # call index → what its post-check captured after the call
@@ -150,17 +225,8 @@ class Run:
         self.snapshot = snapshot
         self.instances = instances
         self.tools = tools
-        self.llm_calls = 0
-        self.prompt_tokens = 0
-        self.completion_tokens = 0
         self.unlearnable: NotSerializableError | str | None = None  # why nothing can be learned from this run
         self.unrecorded: set[str] = set()  # tools called while this run was recording, but outside its context
-
-    def note_model_request(self, prompt_tokens: int = 0, completion_tokens: int = 0) -> None:
-        """Count one model request (agents call this for every request they make)."""
-        self.llm_calls += 1
-        self.prompt_tokens += prompt_tokens
-        self.completion_tokens += completion_tokens
 
     def check_budget(self) -> None:
         """Stop a skill that has used its tool calls, or (checked every 8 calls) its time."""
@@ -176,9 +242,28 @@ class Run:
             raise BudgetExceeded("the skill ran out of its time budget")
 
     def call(self, tool: Tool, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        named = self._begin(tool, args, kwargs)
+        try:
+            result = tool.func(*args, **kwargs)
+        except BaseException as e:  # a skill's GuardFailed raised through the tool too: it may have written
+            self.calls.append((tool.name, named, None, error_text(e)))
+            raise
+        return self._done(tool, named, result)
+
+    async def acall(self, tool: Tool, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """``call`` for an ``async def`` tool: recorded the same way, the tool awaited."""
+        named = self._begin(tool, args, kwargs)
+        try:
+            result = await tool.func(*args, **kwargs)
+        except BaseException as e:  # cancelled too: the call may have taken effect
+            self.calls.append((tool.name, named, None, error_text(e)))
+            raise
+        return self._done(tool, named, result)
+
+    def _begin(self, tool: Tool, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+        """Before a call: the budget, the instance of a method, the arguments by name (and the pre-check)."""
         if not self.snapshot:
             self.check_budget()
-        func = tool.func
         if tool.schema.is_method:
             if not args:
                 raise TypeError(f"{tool.qualname}() called without its instance")
@@ -197,13 +282,11 @@ class Run:
                 captured = self._capture(tool.guard, named, tool.name, "pre-check")
                 if captured is not _FAILED:
                     self.captures[len(self.calls)] = captured
-        try:
-            result = func(*args, **kwargs)
-        except BaseException as e:  # a skill's GuardFailed raised through the tool too: it may have written
-            self.calls.append((tool.name, named, None, error_text(e)))
-            raise
-        # the call has happened: from here on nothing may raise, or the caller would take a call
-        # that took effect for one that failed (and perhaps make it again)
+        return named
+
+    def _done(self, tool: Tool, named: dict[str, Any], result: Any) -> Any:
+        """After a call that returned: record it. The call has happened: from here on nothing may raise,
+        or the caller would take a call that took effect for one that failed (and perhaps make it again)."""
         self.calls.append((tool.name, named, self._snap(result, tool.name, "result") if self.snapshot else result, None))
         if self.snapshot and tool.post_guard is not None:
             captured = self._capture(tool.post_guard, named, tool.name, "post-check")
@@ -305,6 +388,8 @@ class ToolRegistry:
 
     tools: dict[str, Tool] = field(default_factory=dict)
     importable: bool = True  # skill files import the tools by name: refuse tools they could not import
+    asynchronous: set[str] = field(default_factory=set)  # names of the ``async def`` tools
+    _async_methods: dict[str, dict[str, Tool]] = field(default_factory=dict)  # class → method name → async tool
 
     def register(
         self,
@@ -328,7 +413,17 @@ class ToolRegistry:
         for given in (guard, post_guard):
             if given is not None and not (callable(getattr(given, "capture", None)) and callable(getattr(given, "compare", None))):
                 raise ToolDefinitionError(f"guard= takes skillforge.Check(capture, compare), got {type(given).__name__}")
+            if given is not None and (is_async_callable(given.capture) or is_async_callable(given.compare)):
+                raise ToolDefinitionError(
+                    "a Check's capture and compare are plain functions (skills call them synchronously, also for "
+                    "async tools): make them `def`, not `async def`"
+                )
         read = bool(read)
+        if inspect.isasyncgenfunction(func):
+            raise ToolDefinitionError(
+                f"{getattr(func, '__qualname__', func)!r} is an async generator: a tool returns one result; "
+                "collect the items into a list and return it"
+            )
         schema = function_schema(func, name)
         tool_name = schema.name
         if self.importable:
@@ -350,7 +445,10 @@ class ToolRegistry:
             qualname=getattr(func, "__qualname__", tool_name),
             guard=guard,
             post_guard=post_guard,
+            asynchronous=inspect.iscoroutinefunction(func),
         )
+        if tool.asynchronous:
+            return self._add(tool, self._async_wrapper(tool))
         get = _current.get
         name = tool_name
 
@@ -375,13 +473,59 @@ class ToolRegistry:
             calls.append((name, kwargs, result, None))
             return result
 
+        return self._add(tool, wrapper)
+
+    def _add(self, tool: Tool, wrapper: Callable[..., Any]) -> Callable[..., Any]:
         wrapper.__skillforge_tool__ = tool  # type: ignore[attr-defined]
         tool.wrapper = wrapper
-        self.tools[tool_name] = tool
+        self.tools[tool.name] = tool
+        if tool.asynchronous:
+            self.asynchronous.add(tool.name)
+            if tool.owner is not None:
+                self._async_methods.setdefault(tool.owner, {})[tool.qualname.rsplit(".", 1)[-1]] = tool
+        else:
+            self.asynchronous.discard(tool.name)
         return wrapper
+
+    @staticmethod
+    def _async_wrapper(tool: Tool) -> Callable[..., Any]:
+        """The coroutine function an ``async def`` tool is replaced by, and (on ``tool``) its bridge."""
+        func = tool.func
+        name = tool.name
+        get = _current.get
+
+        @functools.wraps(func)
+        async def wrapper(*args: Any, **kwargs: Any) -> Any:
+            run = get()
+            if run is None:
+                if _recording:
+                    _unrecorded(name)
+                return await func(*args, **kwargs)
+            return await run.acall(tool, args, kwargs)
+
+        def bridge(*args: Any, **kwargs: Any) -> Any:
+            run = get()
+            if run is None:  # never imported outside the sandbox; called so, it is the plain tool
+                return wait_on_loop(func(*args, **kwargs))
+            return wait_on_loop(run.acall(tool, args, kwargs))
+
+        functools.update_wrapper(bridge, func)
+        bridge.__skillforge_tool__ = tool  # type: ignore[attr-defined]
+        tool.bridge = bridge
+        return wrapper
+
+    def for_skill(self, owner: str, instance: Any) -> Any:
+        """What a skill is given for an instance of class ``owner``: the instance, or, when some of its
+        tool methods are async, a stand-in whose methods call them through their bridges."""
+        methods = self._async_methods.get(owner)
+        return instance if not methods else _BridgedInstance(instance, methods)
 
     def __getitem__(self, name: str) -> Tool:
         return self.tools[name]
+
+    def uses_async(self, tool_names: Any) -> bool:
+        """Whether any of the named tools is an ``async def`` tool."""
+        return bool(self.asynchronous) and any(n in self.asynchronous for n in tool_names)
 
     def __contains__(self, name: object) -> bool:
         return name in self.tools
@@ -391,3 +535,26 @@ class ToolRegistry:
 
     def __len__(self) -> int:
         return len(self.tools)
+
+
+class _BridgedInstance:
+    """An instance as a skill sees it when some of its tool methods are async: those are called
+    through their bridges (on the solve's event loop), everything else is the instance's own."""
+
+    __slots__ = ("_instance", "_methods")
+
+    def __init__(self, instance: Any, methods: dict[str, Tool]) -> None:
+        self._instance = instance
+        self._methods = methods
+
+    def __getattr__(self, attr: str) -> Any:
+        tool = self._methods.get(attr)
+        if tool is None:
+            return getattr(self._instance, attr)
+        bridge, instance = tool.bridge, self._instance
+
+        def method(*args: Any, **kwargs: Any) -> Any:
+            return bridge(instance, *args, **kwargs)  # type: ignore[misc]
+
+        method.__skillforge_tool__ = tool  # type: ignore[attr-defined]  # for check() of its pre-check
+        return method

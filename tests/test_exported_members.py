@@ -8,8 +8,8 @@ EXPECTED = {
     "Agent", "AgentError", "BudgetExceeded", "Call", "Check", "Compiled", "ConfigError", "Explanation", "Forge", "GuardFailed", "IndexError_",
     "InvalidTaskError", "NoAgentError", "NotSerializableError", "OpenAIAgent", "Outcome", "PolicyError", "Rejected",
     "Result", "RunLogError", "SandboxError", "Settings", "SkillFileError", "SkillforgeError", "SkillforgeSignal",
-    "ToolDefinitionError", "ToolRef", "Trajectory", "UserError", "__version__", "canonical_json",
-    "compile_run", "default_forge", "load_settings", "require", "solve", "tool",
+    "ToolDefinitionError", "ToolRef", "Trajectory", "UserError", "__version__", "asolve", "canonical_json",
+    "compile_run", "default_forge", "load_settings", "report_usage", "require", "solve", "tool",
 }
 
 

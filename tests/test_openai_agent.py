@@ -105,8 +105,9 @@ def test_resuming_puts_the_transcript_into_the_messages(tmp_path: Path, desk_db:
     with ChatServer(script) as server:
         forge = _forge(tmp_path, OpenAIAgent(client=server.client()))
         from skillforge._tools import Run, activate, deactivate
+        from skillforge._usage import Usage
 
-        run = Run(snapshot=True, instances={}, tools=forge.registry.tools)
+        run = Run(snapshot=True, instances={}, tools=forge.registry.tools, usage=Usage())  # as solve() makes it
         token = activate(run)
         try:
             out = forge.agent("Refund order #1001", transcript=transcript)
