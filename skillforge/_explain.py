@@ -15,6 +15,7 @@ its condition read), the write it would make next, or the answer it returns with
 from __future__ import annotations
 
 import ast
+import asyncio
 import logging
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
@@ -25,7 +26,8 @@ from ._index import Match, _phrasings
 from ._misses import Miss, diagnose
 from ._requests import segment
 from ._template import MAX_TASK_CHARS, literal_tokens, shape_key
-from ._tools import Run, Tool, activate, deactivate, error_text
+from ._driving import offload
+from ._tools import Run, Tool, _loop, activate, deactivate, error_text
 
 if TYPE_CHECKING:
     from ._forge import Forge
@@ -373,11 +375,21 @@ class _ReadOnlyRun(Run):
     __slots__ = ()
 
     def call(self, tool: Tool, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        self._refuse_a_write(tool, args, kwargs)
+        self.check_budget()
+        return super().call(tool, args, kwargs)
+
+    async def acall(self, tool: Tool, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """An ``async def`` tool's call: refused the same way before its coroutine is awaited."""
+        self._refuse_a_write(tool, args, kwargs)
+        self.check_budget()
+        return await super().acall(tool, args, kwargs)
+
+    @staticmethod
+    def _refuse_a_write(tool: Tool, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         if not tool.read:
             positional = args[1:] if tool.schema.is_method else args
             raise _WouldWrite(tool.name, {**dict(zip(tool.schema.param_names, positional)), **kwargs})
-        self.check_budget()
-        return super().call(tool, args, kwargs)
 
 
 def dry_run(forge: Forge, match: Match) -> DryRun:
@@ -392,12 +404,12 @@ def dry_run(forge: Forge, match: Match) -> DryRun:
         inst = forge.instances.get(owner)
         if inst is None:
             return DryRun("error", f"no {owner} instance was provided (forge.provide), so {skill.name} cannot run")
-        kwargs[param] = inst
+        kwargs[param] = forge.registry.for_skill(owner, inst)  # async methods: through their bridges
     run = _ReadOnlyRun(snapshot=True, instances=dict(forge.instances), tools=forge.registry.tools,
                        budget=forge.max_skill_calls, seconds=forge.max_skill_seconds)
     token = activate(run)
     try:
-        output = func(**kwargs)
+        output = _on_a_loop(func, kwargs) if forge._threaded(match) else func(**kwargs)
     except _WouldWrite as w:
         return DryRun("write", f"its guards hold up to its first write: it would call {_call(w.tool, w.arguments)} next "
                       "(not called; guards after a write are checked in a real solve)",
@@ -413,6 +425,25 @@ def dry_run(forge: Forge, match: Match) -> DryRun:
     finally:
         deactivate(token)
     return DryRun("done", f"runs to the end without writing; it answers {_short(output)}", _reads(run), output=output)
+
+
+def _on_a_loop(func: Any, kwargs: dict[str, Any]) -> Any:
+    """Run a skill that calls ``async def`` tools as ``asolve()`` runs it: in a worker thread, each of
+    its tool calls on an event loop (one of its own: ``explain`` is synchronous)."""
+
+    async def run() -> Any:
+        looping = _loop.set(asyncio.get_running_loop())
+        try:
+            return await offload(func, **kwargs)
+        finally:
+            _loop.reset(looping)
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(run())
+    raise RuntimeError("explain(run=True) of a skill with async tools was called on an event loop's thread: "
+                       "call it in a worker thread (await asyncio.to_thread(forge.explain, task, run=True))")
 
 
 def _reads(run: Run) -> tuple[str, ...]:

@@ -556,6 +556,11 @@ class Forge(Learning, Composing):
         """Whether ``asolve()`` runs the skill in a worker thread: it calls ``async def`` tools."""
         return self.registry.uses_async(match.skill.tools)
 
+    @property
+    def needs_asolve(self) -> bool:
+        """Whether this forge has ``async def`` tools or an async agent: ``solve()`` refuses it, ``asolve()`` serves it."""
+        return bool(self.registry.asynchronous or self._agent_async)
+
     def _needs_asolve(self) -> Exception:
         if self.registry.asynchronous:
             names = ", ".join(sorted(self.registry.asynchronous))

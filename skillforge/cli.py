@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import shutil
@@ -65,7 +66,8 @@ def solve(task: str, app: str | None) -> None:
     """Solve TASK: from a skill if one fits, else with the agent (and learn)."""
     setup = open_app(app)
     try:
-        result = setup.forge.solve(task)
+        forge = setup.forge
+        result = asyncio.run(forge.asolve(task)) if forge.needs_asolve else forge.solve(task)
     except NoAgentError as e:  # no skill matched: say what was looked in, and why it may be empty
         finding = diagnose(setup)
         fix = finding.fix if finding else "skillforge skills lists the templates these skills take"

@@ -308,3 +308,35 @@ def test_an_async_tools_pre_check_is_taken_again_before_a_skill_replays_its_call
     assert hit.source == "skill"
     assert stopped.source == "skill+agent" and "pre-check" in (stopped.handover or "")
     assert aio.refunds() == [("1001", 11.0), ("1002", 12.0), ("1003", 13.0)]  # the agent refunded it, once
+
+
+def test_explain_with_run_never_calls_an_async_write_tool(desk: Forge) -> None:
+    learned = asyncio.run(desk.asolve("Refund order #1001"))
+    assert learned.learned
+    before = aio.refunds()
+    explained = desk.explain("Refund order #1002", run=True)
+    (bound,) = explained.bound
+    assert bound.run is not None and bound.run.outcome == "write", bound.run
+    assert bound.run.tool == "refund_order" and bound.run.args == {"order_id": "1002", "amount": 12.0}
+    assert aio.refunds() == before  # the refund was not made
+    # and from inside a running loop (an async app asking why), the same
+    async def main() -> Any:
+        return await asyncio.to_thread(desk.explain, "Refund order #1003", run=True)
+
+    inside = asyncio.run(main())
+    assert inside.bound[0].run.outcome == "write" and aio.refunds() == before
+
+
+def test_the_cli_solves_with_async_tools_through_asolve(desk: Forge, tmp_path: Path, monkeypatch) -> None:
+    (tmp_path / "aiocli.py").write_text(
+        "from skillforge import Forge\nfrom tests.toolsets import aio\n"
+        f"forge = Forge(skills_dir={str(tmp_path / 'skills')!r}, state_dir={str(tmp_path / 'state3')!r}, agent=aio.agent)\n"
+        "aio.TOOLBOX['get_order'] = forge.tool(read=True)(aio.get_order)\naio.TOOLBOX['refund_order'] = forge.tool(aio.refund_order)\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delitem(sys.modules, "aiocli", raising=False)
+    first = CliRunner().invoke(cli, ["solve", "Refund order #1004", "--app", "aiocli:forge"])
+    assert first.exit_code == 0 and "source: agent" in first.output and "learned:" in first.output, first.output
+    second = CliRunner().invoke(cli, ["solve", "Refund order #1005", "--app", "aiocli:forge"])
+    assert second.exit_code == 0 and "source: skill" in second.output, second.output
+    assert aio.refunds() == [("1004", 14.0), ("1005", 15.0)]
