@@ -222,6 +222,17 @@ class RunLog:
                 except (sqlite3.InterfaceError, ValueError, OverflowError, TypeError) as e:
                     logger.warning("the run log %s dropped a row it cannot store (%s): %r", self.path, e, row[:3])
 
+    def __del__(self) -> None:
+        # a Forge dropped before exit (the exit hook holds the log weakly): its queued solves are written
+        try:
+            if getattr(self, "_pending", None) or getattr(self, "_hits", None):
+                self.flush()
+            conn = getattr(self, "_conn", None)
+            if conn is not None:
+                conn.close()
+        except Exception:  # a finalizer (perhaps at interpreter shutdown) has no one to raise to
+            pass
+
     def close(self) -> None:
         self.flush()
         if self._conn is not None:

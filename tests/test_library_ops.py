@@ -60,6 +60,19 @@ def test_hits_are_written_in_batches_not_one_by_one(desk_db: Path, make_forge) -
     assert conn.execute("SELECT COUNT(*) FROM hits").fetchone()[0] == 3
 
 
+def test_a_forge_dropped_before_exit_keeps_its_queued_solves(desk_db: Path, make_forge) -> None:
+    import gc
+
+    forge = make_forge()
+    forge.solve("Where is my order #1002?")
+    forge.solve("Where is my order #1010?")
+    log = forge.state_dir / "runs.sqlite3"
+    del forge  # as a script or a request handler drops its Forge; the exit hook holds the log weakly
+    gc.collect()
+    rows = sqlite3.connect(log).execute("SELECT source FROM log ORDER BY at").fetchall()
+    assert [r[0] for r in rows] == ["agent", "skill"]
+
+
 def test_cli_stats_and_skills_show_hit_counts(app: Path) -> None:
     runner = CliRunner()
     for order in ("1010", "1015"):
