@@ -92,6 +92,7 @@ class ChatServer:
 
     Attributes:
         requests: every request body received, in order.
+        headers: the headers of each of them.
         base_url: ``http://127.0.0.1:<port>/v1``.
     """
 
@@ -108,6 +109,7 @@ class ChatServer:
         self.models = models  # if given, another model is answered 404 (model_not_found), as OpenAI does
         self.stream_delay = stream_delay  # seconds between the chunks of a streamed reply
         self.requests: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []  # the headers of each request in ``requests``, names lowercased
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -156,6 +158,7 @@ class ChatServer:
                 except json.JSONDecodeError as e:
                     self._send(400, {"error": {"message": f"bad JSON: {e}", "type": "invalid_request_error"}})
                     return
+                outer.headers.append({k.lower(): v for k, v in self.headers.items()})
                 outer.requests.append(request)
                 if outer.models is not None and request.get("model") not in outer.models:
                     self._send(404, {"error": {

@@ -202,12 +202,18 @@ class Proxy:
         return Response(content, status_code=reply.status_code, headers=back)
 
     async def _relay(self, reply: httpx.Response, run: tuple[Namespace, Conversation] | None) -> AsyncIterator[bytes]:
-        """The upstream's stream, passed on as it comes; learned from if it ended the conversation."""
+        """The upstream's stream, passed on as it comes; learned from if it ended the conversation
+        (once its ``[DONE]`` arrived: a stream cut short teaches nothing)."""
         reader = StreamReader() if run is not None and reply.status_code == 200 else None
         try:
             async for part in reply.aiter_raw():
                 if reader is not None:
                     reader.feed(part)
+                    if reader.done and run is not None:  # the whole answer is here: learn (before the client has it,
+                        streamed = reader.message()  # so that one waiting for the proxy to be idle waits for this too)
+                        if streamed is not None:
+                            self._maybe_learn(run, *streamed)
+                        reader = None
                 yield part
         except httpx.HTTPError as e:  # the status has gone out: say it in the stream, as OpenAI does
             self._count("upstream_errors")
@@ -215,12 +221,8 @@ class Proxy:
             body = error_body(f"the upstream's stream {reason}", "server_error", "upstream_stream_broken")
             yield f"data: {json.dumps(body)}\n\n".encode()
             return
-        finally:  # also when the client went away: the upstream's stream is closed, nothing is learned
+        finally:  # also when the client went away: the upstream's stream is closed
             await reply.aclose()
-        if reader is not None and run is not None:
-            streamed = reader.message()
-            if streamed is not None:
-                self._maybe_learn(run, *streamed)
 
     # -- learning -------------------------------------------------------------------
     def _learn_from_body(self, run: tuple[Namespace, Conversation], content: bytes) -> None:
