@@ -140,7 +140,10 @@ class ChatServer:
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
-                self.wfile.write(data)
+                try:
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):  # the client gave up waiting: its loss
+                    self.close_connection = True
 
             def do_GET(self) -> None:  # noqa: N802
                 if self.path.rstrip("/").endswith("/models"):
@@ -182,7 +185,10 @@ class ChatServer:
                     "model": request.get("model", outer.model_label),
                 }
                 if request.get("stream"):
-                    self._stream(head, message, finish, usage, bool((request.get("stream_options") or {}).get("include_usage")))
+                    try:
+                        self._stream(head, message, finish, usage, bool((request.get("stream_options") or {}).get("include_usage")))
+                    except (BrokenPipeError, ConnectionResetError):  # the client went away mid-stream
+                        self.close_connection = True
                     return
                 self._send(
                     200,

@@ -23,6 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+import anyio
 import httpx
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
@@ -221,8 +222,9 @@ class Proxy:
             body = error_body(f"the upstream's stream {reason}", "server_error", "upstream_stream_broken")
             yield f"data: {json.dumps(body)}\n\n".encode()
             return
-        finally:  # also when the client went away: the upstream's stream is closed
-            await reply.aclose()
+        finally:  # also when the client went away (the task is cancelled: the close is shielded from that)
+            with anyio.CancelScope(shield=True):
+                await reply.aclose()
 
     # -- learning -------------------------------------------------------------------
     def _learn_from_body(self, run: tuple[Namespace, Conversation], content: bytes) -> None:

@@ -38,18 +38,21 @@ class ProxyServer:
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
         self._port = 0
+        self._clients: list[Any] = []
 
     @property
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self._port}/v1"
 
     def client(self, api_key: str = "sk-test", **kwargs: Any) -> Any:
-        """An ``openai.OpenAI`` client pointed at the proxy (no retries)."""
+        """An ``openai.OpenAI`` client pointed at the proxy (no retries), closed when the server stops."""
         import openai
 
         kwargs.setdefault("max_retries", 0)
         kwargs.setdefault("timeout", 30.0)
-        return openai.OpenAI(base_url=self.base_url, api_key=api_key, **kwargs)
+        client = openai.OpenAI(base_url=self.base_url, api_key=api_key, **kwargs)
+        self._clients.append(client)
+        return client
 
     def start(self, timeout: float = 10.0) -> ProxyServer:
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -71,6 +74,9 @@ class ProxyServer:
         return self
 
     def stop(self) -> None:
+        for client in self._clients:  # their kept-alive connections would outlive the server
+            client.close()
+        self._clients.clear()
         if self._server is not None:
             self._server.should_exit = True
         if self._thread is not None:
