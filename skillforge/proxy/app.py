@@ -31,7 +31,6 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from .._compile import Compiled
 from .conversations import Conversation, NotOurs, final_answer, parse
 from .namespaces import NAMESPACE_HEADER, Namespace, Namespaces
 from .replay import Forward, Served, decide, learn
@@ -250,8 +249,8 @@ class Proxy:
 
     def _learn(self, ns: Namespace, conv: Conversation, answer: str) -> None:
         try:
-            verdict = learn(ns, conv, answer)
-            self._count("learned" if isinstance(verdict, Compiled) else "not_learned")
+            learned = learn(ns, conv, answer)
+            self._count("learned" if learned.skills else "not_learned")
         except Exception:  # learn() returns verdicts; anything else is a bug, logged, never fatal
             logger.exception("learning from a conversation failed")
             self._count("not_learned")

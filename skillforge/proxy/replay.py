@@ -9,7 +9,8 @@ the conversation did, leaves the request to the upstream (``Forward``): it sees 
 conversation and carries on from there, so nothing is repeated.
 
 ``learn`` turns a finished conversation (its final answer came from the upstream) into a
-run, learned like any agent run of a Forge: lifted, guarded, admitted and written.
+run, learned like any agent run of a Forge: cut into requests where a message holds several,
+lifted, guarded, admitted and written.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from .conversations import Conversation
 from .namespaces import Namespace
 from .toolset import Diverged, History, NextCall, replaying
 
-__all__ = ["Forward", "Served", "decide", "learn"]
+__all__ = ["Forward", "Learned", "Served", "decide", "learn"]
 
 logger = logging.getLogger(__name__)
 
@@ -102,24 +103,48 @@ def _replay(forge: Forge, match: Match, conv: Conversation) -> Served | str:
     return Served(skill.name, answer=output)
 
 
-def learn(ns: Namespace, conv: Conversation, answer: str) -> Compiled | Rejected:
-    """Learn the run ``conv`` ended with ``answer``; the verdict, never an exception."""
+@dataclass(frozen=True, slots=True)
+class Learned:
+    """What learning a conversation wrote (skill names), and why the rest of it was not learned."""
+
+    skills: tuple[str, ...] = ()
+    why_not: str | None = None
+
+
+def learn(ns: Namespace, conv: Conversation, answer: str) -> Learned:
+    """Learn the run ``conv`` ended with ``answer``, as ``Forge.solve`` learns an agent's run: a
+    message of several requests one request at a time where it cuts cleanly, else whole.
+    Never raises (``Forge.learn`` returns verdicts)."""
     forge = ns.forge
     if forge is None:
-        return Rejected(ns.why_not or "the namespace cannot hold skills")
+        return Learned(why_not=ns.why_not or "the namespace cannot hold skills")
     if not conv.steps:
-        return Rejected("the conversation made no tool calls: an answer from the task alone is not learned")
+        return Learned(why_not="the conversation made no tool calls: an answer from the task alone is not learned")
     calls = [(s.name, s.args, s.result, s.error) for s in conv.steps]
     try:
         traj = forge.trajectory(conv.task, calls, answer)
     except SkillforgeError as e:  # a result JSON text cannot carry faithfully, say
-        return Rejected(str(e))
+        return Learned(why_not=str(e))
     matches = forge.find_all(conv.task)
-    family = (matches[0].template or matches[0].skill.template) if matches else None  # the skills it handed over from
-    verdict = forge.learn(traj, family=family)
+    if matches:  # the skills it handed over from: the run is lifted against their template
+        verdict = forge.learn(traj, family=matches[0].template or matches[0].skill.template)
+    else:
+        requests = forge._learn_requests(traj)
+        if requests is not None:
+            names, why = requests
+            return _logged(ns, Learned(tuple(names), "; ".join(why) or None))
+        verdict = forge.learn(traj)
     match verdict:
         case Compiled(spec=spec):
-            logger.info("learned %s from a conversation (%s)", spec.name, ns.skills_dir)
+            return _logged(ns, Learned((spec.name,)))
         case Rejected(reason=reason):
-            logger.info("not learned from a conversation: %s", reason)
-    return verdict
+            return _logged(ns, Learned(why_not=reason))
+    return Learned(why_not=f"unexpected verdict {verdict!r}")  # pragma: no cover - learn() returns one of the two
+
+
+def _logged(ns: Namespace, learned: Learned) -> Learned:
+    if learned.skills:
+        logger.info("learned %s from a conversation (%s)", ", ".join(learned.skills), ns.skills_dir)
+    if learned.why_not:
+        logger.info("not learned from a conversation: %s", learned.why_not)
+    return learned
