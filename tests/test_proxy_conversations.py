@@ -76,6 +76,7 @@ def test_the_key_changes_with_the_model_the_prompt_and_the_tools_only() -> None:
     (lambda b: b["tools"][0]["function"].update(name="get-order"), "not a Python name"),
     (lambda b: b["tools"][1]["function"].update(name="len"), "builtin"),
     (lambda b: b["tools"][1]["function"]["parameters"]["properties"].update({"class": {}}), "keyword"),
+    (lambda b: b["tools"][1]["function"]["parameters"]["properties"].update({"_x": {}}), "underscore"),
     (lambda b: b["messages"].append({"role": "user", "content": "And another thing"}), "user message where"),
     (lambda b: b["messages"].pop(), "has no result"),
     (lambda b: b["messages"][2]["tool_calls"][0]["function"].update(arguments="[1]"), "not a JSON object"),

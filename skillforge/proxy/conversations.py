@@ -129,19 +129,24 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON value a run can hold")
 
 
-def unusable_name(name: Any) -> str | None:
-    """Why a tool or parameter name cannot be a name in a skill's Python code, or None.
+def unusable_name(name: Any, *, imported: bool = True) -> str | None:
+    """Why a tool name (``imported``: skills import it) or a parameter name (passed by keyword)
+    cannot be that name in a skill's Python code, or None.
 
     >>> unusable_name("get_order") is None, unusable_name("get-order"), unusable_name("len")
     (True, "'get-order' is not a Python name", "'len' is a Python builtin")
+    >>> unusable_name("zip", imported=False) is None
+    True
     """
     if not isinstance(name, str) or not name.isidentifier():
         return f"{name!r} is not a Python name"
-    if keyword.iskeyword(name) or keyword.issoftkeyword(name):
+    if keyword.iskeyword(name):
         return f"{name!r} is a Python keyword"
     if name.startswith("_"):
         return f"{name!r} starts with an underscore"
-    if hasattr(builtins, name):
+    if not imported:
+        return None
+    if keyword.issoftkeyword(name) or hasattr(builtins, name):
         return f"{name!r} is a Python builtin"
     if name in _RUNTIME_NAMES:
         return f"{name!r} is a helper skills import from skillforge.runtime"
@@ -168,7 +173,7 @@ def _check_tools(tools: Any) -> tuple[dict[str, Any], ...] | NotOurs:
         if props is not None and not isinstance(props, dict):
             return NotOurs(f"tool {name!r} has parameters that are not a JSON-schema object")
         for p in props or {}:
-            why = unusable_name(p)
+            why = unusable_name(p, imported=False)
             if why:
                 return NotOurs(f"tool {name!r}: parameter {why}")
     return tuple(tools)
