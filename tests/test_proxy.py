@@ -166,3 +166,16 @@ def test_a_changed_prompt_tool_set_or_model_never_replays_old_skills(desk_db: Pa
             assert result.output == "Refunded $25.00 to PAY-152752 for order 1015."
             assert len(upstream.requests) == before + 3
             desk.open_desk(desk_db).execute("UPDATE orders SET status = 'processing' WHERE id = '1015'").connection.commit()
+
+
+def test_the_readme_example_runs_as_documented() -> None:
+    import subprocess
+    import sys
+
+    repo = Path(__file__).resolve().parent.parent
+    out = subprocess.run([sys.executable, "-m", "examples.proxy"], cwd=repo, capture_output=True, text=True, check=True)
+    assert out.stdout.splitlines() == [
+        "Refund order #1002: Refunded $12.50 to PAY-577814 for order 1002. (3 requests reached the model)",
+        "Refund order #1015: Refunded $25.00 to PAY-152752 for order 1015. (0 requests reached the model)",
+        "refund_order.py",
+    ]
