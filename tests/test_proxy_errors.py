@@ -164,3 +164,10 @@ def test_the_command_line_serves_the_proxy(tmp_path: Path) -> None:
             proc.terminate()
             out, _ = proc.communicate(timeout=10)
     assert f"skillforge proxy on http://127.0.0.1:{port}/v1 -> {upstream_url}" in out
+
+
+def test_the_command_line_says_what_is_wrong_with_its_options() -> None:
+    for args, said in ((["--upstream", "ftp://x"], "must be an http(s) URL"), (["--upstream", "http://x", "--reads", "("], "not a regular expression")):
+        out = subprocess.run([sys.executable, "-m", "skillforge.cli", "proxy", *args], capture_output=True, text=True, timeout=60)
+        assert out.returncode == 1
+        assert out.stderr.startswith("error: ") and said in out.stderr and "Traceback" not in out.stderr

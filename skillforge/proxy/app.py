@@ -31,6 +31,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from .._exceptions import ConfigError
 from .conversations import Conversation, NotOurs, final_answer, parse
 from .namespaces import NAMESPACE_HEADER, Namespace, Namespaces
 from .replay import Forward, Served, decide, learn
@@ -63,6 +64,9 @@ class Proxy:
         timeout: seconds to wait for the upstream (to connect, and between bytes of a reply).
         learn: learn from finished conversations (off: serve what is in ``skills_dir`` only).
 
+    Raises:
+        ConfigError: ``upstream`` is not an http(s) URL, or ``reads`` is not a regular expression.
+
     Example:
         >>> proxy = Proxy("http://127.0.0.1:9/v1", skills_dir="proxy-skills")  # doctest: +SKIP
         >>> uvicorn.run(proxy.app, port=8787)  # doctest: +SKIP
@@ -80,7 +84,7 @@ class Proxy:
         learn: bool = True,
     ) -> None:
         if not upstream.startswith(("http://", "https://")):
-            raise ValueError(f"the upstream must be an http(s) URL such as https://api.openai.com/v1, got {upstream!r}")
+            raise ConfigError(f"the upstream must be an http(s) URL such as https://api.openai.com/v1, got {upstream!r}")
         self.upstream = upstream.rstrip("/")
         self.namespaces = Namespaces(skills_dir, state_dir, share=share, reads=reads)
         self.timeout = timeout

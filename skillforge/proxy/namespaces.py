@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .._exceptions import SkillforgeError
+from .._exceptions import ConfigError, SkillforgeError
 from .._forge import Forge
 from .._library import atomic_write
 from .conversations import Conversation
@@ -102,7 +102,10 @@ class Namespaces:
         reads: str = DEFAULT_READS,
         max_open: int = 256,
     ) -> None:
-        re.compile(reads)  # a bad pattern fails here, not on the first request
+        try:
+            re.compile(reads)  # a bad pattern fails here, not on the first request
+        except re.error as e:
+            raise ConfigError(f"reads={reads!r} is not a regular expression ({e}); give one that matches the names of tools that only read") from e
         self.skills_dir = Path(skills_dir)
         self.state_dir = Path(state_dir)
         self.share = share
