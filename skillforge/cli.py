@@ -524,6 +524,40 @@ def report(app: str | None, log_path: Path | None, output: Path) -> None:
         click.echo(f"wrote {output}: {o.solves} solves, {o.hits} served by skills, {len(shown.skills)} skills")
 
 
+@cli.command()
+@click.option("--upstream", required=True, metavar="URL", help="The OpenAI-compatible API to forward to, e.g. https://api.openai.com/v1.")
+@click.option("--host", default="127.0.0.1", show_default=True, help="The address to listen on.")
+@click.option("--port", default=8787, show_default=True, type=click.IntRange(0, 65535), help="The port to listen on.")
+@click.option("--skills-dir", default="proxy-skills", show_default=True, type=click.Path(file_okay=False, path_type=Path),
+              help="Where each namespace's skills are written (one directory per API key, model, prompt and tool set).")
+@click.option("--state-dir", default=".skillforge/proxy", show_default=True, type=click.Path(file_okay=False, path_type=Path),
+              help="Derived state (safe to delete).")
+@click.option("--share", is_flag=True, help="Serve every API key's conversations from the same skills.")
+@click.option("--reads", default=None, metavar="REGEX", help="Names of the tools that only read (default: get_, list_, find_, ... names).")
+@click.option("--timeout", default=300.0, show_default=True, type=click.FloatRange(min=0, min_open=True),
+              help="Seconds to wait for the upstream.")
+@click.option("--no-learn", is_flag=True, help="Serve the skills there are; learn nothing new.")
+def proxy(
+    upstream: str, host: str, port: int, skills_dir: Path, state_dir: Path, share: bool, reads: str | None,
+    timeout: float, no_learn: bool,
+) -> None:
+    """Serve an OpenAI-compatible chat-completions proxy that learns skills from conversations.
+
+    Point your agent's OpenAI client at it (base_url http://HOST:PORT/v1): requests go to
+    the upstream with your own API key, finished conversations become skills, and later
+    conversations a skill fits are answered from it without the upstream.
+    """
+    try:
+        from .proxy import Proxy, serve
+    except ImportError as e:
+        raise click.ClickException(f"the proxy needs its extra ({e}): pip install 'skillforge[proxy]'") from e
+    app = Proxy(upstream, skills_dir=skills_dir, state_dir=state_dir, share=share, timeout=timeout, learn=not no_learn,
+                **({"reads": reads} if reads is not None else {}))  # a ConfigError is main()'s one-line error
+    click.echo(f"skillforge proxy on http://{host}:{port}/v1 -> {app.upstream}; skills in {skills_dir}"
+               f"{' (shared by every API key)' if share else ''}")
+    serve(app, host=host, port=port, log_level="warning")
+
+
 def main() -> None:
     """Console entry point: SkillforgeError becomes a one-line message and exit status 1."""
     try:

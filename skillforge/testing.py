@@ -2,7 +2,8 @@
 
 It speaks real HTTP, so the official ``openai`` client is exercised end to end.
 A *responder* decides each reply from the request: ``Script`` plays canned
-replies in order; the demo plugs in a rule-based stand-in model.
+replies in order; the demo plugs in a rule-based stand-in model. A request with
+``"stream": true`` is answered as server-sent events in OpenAI's chunk format.
 
 Example:
     >>> with ChatServer(Script([answer("hi")])) as server:
@@ -16,6 +17,7 @@ from __future__ import annotations
 import itertools
 import json
 import threading
+import time
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -82,15 +84,32 @@ def _count_tokens(value: Any) -> int:
 class ChatServer:
     """A threaded HTTP server on 127.0.0.1 serving ``POST /v1/chat/completions``.
 
+    Args:
+        responder: decides each reply (an assistant message) from the request body.
+        model_label: the model ``GET /v1/models`` lists.
+        models: the models it knows; a request for another is answered 404 ``model_not_found``.
+        stream_delay: seconds to wait between the chunks of a streamed reply.
+
     Attributes:
         requests: every request body received, in order.
+        headers: the headers of each of them.
         base_url: ``http://127.0.0.1:<port>/v1``.
     """
 
-    def __init__(self, responder: Responder, *, model_label: str = "stand-in") -> None:
+    def __init__(
+        self,
+        responder: Responder,
+        *,
+        model_label: str = "stand-in",
+        models: tuple[str, ...] | None = None,
+        stream_delay: float = 0.0,
+    ) -> None:
         self.responder = responder
         self.model_label = model_label
+        self.models = models  # if given, another model is answered 404 (model_not_found), as OpenAI does
+        self.stream_delay = stream_delay  # seconds between the chunks of a streamed reply
         self.requests: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []  # the headers of each request in ``requests``, names lowercased
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -121,7 +140,10 @@ class ChatServer:
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
-                self.wfile.write(data)
+                try:
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):  # the client gave up waiting: its loss
+                    self.close_connection = True
 
             def do_GET(self) -> None:  # noqa: N802
                 if self.path.rstrip("/").endswith("/models"):
@@ -139,7 +161,14 @@ class ChatServer:
                 except json.JSONDecodeError as e:
                     self._send(400, {"error": {"message": f"bad JSON: {e}", "type": "invalid_request_error"}})
                     return
+                outer.headers.append({k.lower(): v for k, v in self.headers.items()})
                 outer.requests.append(request)
+                if outer.models is not None and request.get("model") not in outer.models:
+                    self._send(404, {"error": {
+                        "message": f"The model {request.get('model')!r} does not exist or you do not have access to it.",
+                        "type": "invalid_request_error", "param": None, "code": "model_not_found",
+                    }})
+                    return
                 try:
                     message = dict(outer.responder(request))
                 except Exception as e:
@@ -149,21 +178,65 @@ class ChatServer:
                 message.setdefault("content", None)
                 finish = "tool_calls" if message.get("tool_calls") else "stop"
                 prompt, completion = _count_tokens(request.get("messages", [])), _count_tokens(message)
+                usage = {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+                head = {
+                    "id": f"chatcmpl-{len(outer.requests)}",
+                    "created": 0,
+                    "model": request.get("model", outer.model_label),
+                }
+                if request.get("stream"):
+                    try:
+                        self._stream(head, message, finish, usage, bool((request.get("stream_options") or {}).get("include_usage")))
+                    except (BrokenPipeError, ConnectionResetError):  # the client went away mid-stream
+                        self.close_connection = True
+                    return
                 self._send(
                     200,
                     {
-                        "id": f"chatcmpl-{len(outer.requests)}",
+                        **head,
                         "object": "chat.completion",
-                        "created": 0,
-                        "model": request.get("model", outer.model_label),
                         "choices": [{"index": 0, "message": message, "finish_reason": finish, "logprobs": None}],
-                        "usage": {
-                            "prompt_tokens": prompt,
-                            "completion_tokens": completion,
-                            "total_tokens": prompt + completion,
-                        },
+                        "usage": usage,
                     },
                 )
+
+            def _stream(self, head: dict[str, Any], message: dict[str, Any], finish: str, usage: dict[str, Any], with_usage: bool) -> None:
+                """The reply as server-sent events: the role, the content or each call's name and its
+                arguments in two pieces, the finish reason, usage if asked, then ``[DONE]``."""
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Cache-Control", "no-cache")
+                self.send_header("Connection", "close")
+                self.end_headers()
+                self.close_connection = True
+
+                def chunk(delta: dict[str, Any], finish_reason: str | None = None, **extra: Any) -> None:
+                    body = {**head, "object": "chat.completion.chunk",
+                            "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason, "logprobs": None}], **extra}
+                    self.wfile.write(f"data: {json.dumps(body)}\n\n".encode())
+                    self.wfile.flush()
+                    if outer.stream_delay:
+                        time.sleep(outer.stream_delay)
+
+                chunk({"role": "assistant", "content": "" if message.get("content") is not None else None})
+                content = message.get("content")
+                if content:
+                    half = len(content) // 2
+                    chunk({"content": content[:half]})
+                    chunk({"content": content[half:]})
+                for i, call in enumerate(message.get("tool_calls") or []):
+                    fn = call["function"]
+                    chunk({"tool_calls": [{"index": i, "id": call["id"], "type": "function",
+                                           "function": {"name": fn["name"], "arguments": ""}}]})
+                    half = len(fn["arguments"]) // 2
+                    for piece in (fn["arguments"][:half], fn["arguments"][half:]):
+                        chunk({"tool_calls": [{"index": i, "function": {"arguments": piece}}]})
+                chunk({}, finish)
+                if with_usage:
+                    body = {**head, "object": "chat.completion.chunk", "choices": [], "usage": usage}
+                    self.wfile.write(f"data: {json.dumps(body)}\n\n".encode())
+                self.wfile.write(b"data: [DONE]\n\n")
+                self.wfile.flush()
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
