@@ -15,6 +15,7 @@ from __future__ import annotations
 import builtins
 import keyword
 import re
+from collections.abc import Callable
 from typing import Any
 
 from . import runtime
@@ -145,6 +146,15 @@ def _cut(words: list[str], reads: dict[str, str]) -> list[tuple[str, str]]:
 
 def _read_texts(run: Trajectory) -> dict[str, str]:
     """Name-like texts the run's reads returned (lowercased) → the field each was read from."""
+    name = re.compile(r"[^\W\d_]+(?:[ '-][^\W\d_]+)*")
+    return _read_strings(run, lambda v: v.lower() if len(v) >= 2 and name.fullmatch(v) and not enum_like(v) else None)
+
+
+def _read_strings(
+    run: Trajectory, key: Callable[[str], str | None], element: Callable[[str], str] = lambda field: field
+) -> dict[str, str]:
+    """``key(text)`` of each text the run's reads returned (where it is not None) → the field it was
+    read from (``element(field)`` for an element of a list under ``field``)."""
     out: dict[str, str] = {}
     for call in run.calls:
         if not run.tools[call.tool].read:
@@ -152,12 +162,14 @@ def _read_texts(run: Trajectory) -> dict[str, str]:
         stack: list[tuple[Any, str]] = [(call.result, "value")]
         while stack and len(out) < 20_000:
             v, field = stack.pop()
-            if type(v) is str and len(v) >= 2 and re.fullmatch(r"[^\W\d_]+(?:[ '-][^\W\d_]+)*", v) and not enum_like(v):
-                out.setdefault(v.lower(), field)
+            if type(v) is str:
+                k = key(v)
+                if k is not None:
+                    out.setdefault(k, field)
             elif type(v) is dict:
                 stack.extend((x, k if type(k) is str else field) for k, x in v.items())
             elif type(v) is list:
-                stack.extend((x, field) for x in v)
+                stack.extend((x, element(field)) for x in v)
     return out
 
 
@@ -233,17 +245,4 @@ def checked_ids(template: TaskTemplate, run: Trajectory) -> TaskTemplate:
 def _read_ids(run: Trajectory) -> dict[str, str]:
     """Id-like texts the run's reads returned → the field each was read from (an element of a list
     of ``orders``: ``order``)."""
-    out: dict[str, str] = {}
-    for call in run.calls:
-        if not run.tools[call.tool].read:
-            continue
-        stack: list[tuple[Any, str]] = [(call.result, "value")]
-        while stack and len(out) < 20_000:
-            v, field = stack.pop()
-            if type(v) is str and _ID_TOKEN.fullmatch(v) and _id_like(v):
-                out.setdefault(v, field)
-            elif type(v) is dict:
-                stack.extend((x, k if type(k) is str else field) for k, x in v.items())
-            elif type(v) is list:
-                stack.extend((x, _singular(field)) for x in v)
-    return out
+    return _read_strings(run, lambda v: v if _ID_TOKEN.fullmatch(v) and _id_like(v) else None, _singular)
