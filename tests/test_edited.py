@@ -69,7 +69,7 @@ def test_a_parameter_renamed_by_find_and_replace_is_a_problem_not_a_type_error_a
     fresh = make_forge(skills_dir=path.parent)
     problem = _problem(fresh)
     assert not problem.warning
-    assert "'username'" in problem.reason and "get_order takes (order_id)" in problem.reason
+    assert "['params'] says (username), but get_order takes (order_id)" in problem.reason
     assert "skillforge rm where_order" in problem.reason  # the fix, named
     assert [s.name for s in fresh.skills()] == []
     result = fresh.solve(TASK)
@@ -80,13 +80,15 @@ def test_a_parameter_renamed_by_find_and_replace_is_a_problem_not_a_type_error_a
 
 
 def _sig_and_body(text: str) -> str:
+    """The parameter renamed in the function (as an editor's rename would), not in SKILL."""
     head, sep, body = text.partition("\ndef where_order(")
-    return head + sep + body.replace("order_id", "username")
+    return head + sep + body.replace("order_id", "username").replace("get_order(username=", "get_order(order_id=")
 
 
 def _skill_literal(text: str) -> str:
-    head, sep, body = text.partition("\ndef where_order(")
-    return head.replace("'order_id'", "'username'").replace("{order_id}", "{username}") + sep + body
+    """The slot renamed in SKILL (its name and the template), not in the function."""
+    return text.replace("'name': 'order_id'", "'name': 'username'").replace("'template': 'Where is my order #{order_id}?'",
+                                                                          "'template': 'Where is my order #{username}?'")
 
 
 @pytest.mark.parametrize(
@@ -98,7 +100,8 @@ def _skill_literal(text: str) -> str:
                      "calls get_order(number=...), a parameter SKILL['tools']['get_order']['params'] does not list (order_id)",
                      id="tool-keyword"),
         pytest.param(lambda t: t.replace("'params': ['order_id']", "'params': ['number']"),
-                     "SKILL['tools']['get_order']['params'] says (number), but get_order takes (order_id)", id="tool-params"),
+                     "calls get_order(order_id=...), a parameter SKILL['tools']['get_order']['params'] does not list (number)",
+                     id="tool-params"),
         pytest.param(lambda t: t.replace("'template': 'Where is my order #{order_id}?'", "'template': 'Where is my order?'"),
                      "slot 'order_id' of SKILL['template'] is not in its text 'Where is my order?'", id="slot-not-in-template"),
     ],
