@@ -258,7 +258,7 @@ class Forge(Learning, Composing):
             hot.remove(path.stem)
             self._problems = [p for p in self._problems if p.path != str(path)]
             try:
-                skill = read_skill_file(path, self.cache)
+                skill = self.library.read(path, self.cache)
             except SkillFileError as e:
                 logger.warning("skipping skill file %s: %s (it will not be run)", e.path, e.reason)
                 self._problems.append(e)

@@ -229,27 +229,15 @@ def read_skill_file(path: Path, cache: MetaCache | None = None) -> SkillFile:
     if source is None:
         raise SkillFileError(str(path), str(problem))
     if cache is None:
-        return skill_from(path, source, _named(path, _parse_meta(path, source)), checked=True)
+        return skill_from(path, source, _parse_meta(path, source), checked=True)
     key = content_key(source)
     meta = cache.get(key)
-    if meta is not None:  # the same text may be another file's too (a copy): its name is checked each time
-        return skill_from(path, source, _named(path, meta), checked=True, lazy=True)
+    if meta is not None:
+        return skill_from(path, source, meta, checked=True, lazy=True)
     meta = _parse_meta(path, source)  # checks the metadata whole
-    skill = skill_from(path, source, _named(path, meta), checked=True)  # and its templates: the cache holds only what made a skill
+    skill = skill_from(path, source, meta, checked=True)  # and its templates: the cache holds only what made a skill
     cache.put(key, meta)
     return skill
-
-
-def _named(path: Path, meta: dict[str, Any]) -> dict[str, Any]:
-    """``meta``, if the file is named after the skill: ``from skills import NAME`` imports ``skills/NAME.py``,
-    and ``skillforge rm NAME`` deletes it."""
-    name = meta["name"]
-    if path.stem != name:
-        raise SkillFileError(str(path), (
-            f"SKILL names skill {name!r}, but the file is {path.name}: a skill is found by its file's name "
-            f"(`from skills import {name}`, `skillforge rm {name}`); rename the file to {name}.py, or rename the skill "
-            f"(SKILL['name'] and its function) to {path.stem}"))
-    return meta
 
 
 _warned: set[tuple[str, str]] = set()  # (file, content key) a warning was logged for, in this process
@@ -511,10 +499,23 @@ class Library:
         bad: list[SkillFileError] = []
         for path in self.paths():
             try:
-                good.append(read_skill_file(path))
+                good.append(self.read(path))
             except SkillFileError as e:
                 bad.append(e)
         return good, bad
+
+    def read(self, path: Path, cache: MetaCache | None = None) -> SkillFile:
+        """A skill file of this library (``read_skill_file``), named after its skill: ``from skills import
+        NAME`` imports ``skills/NAME.py`` and ``skillforge rm NAME`` deletes it, so a file renamed (or a
+        copy) is a ``SkillFileError`` that says so. The same text may be another file's too: the name is
+        checked at every read, never cached."""
+        skill = read_skill_file(path, cache)
+        if path.stem != skill.name:
+            raise SkillFileError(str(path), (
+                f"SKILL names skill {skill.name!r}, but the file is {path.name}: a skill is found by its file's name "
+                f"(`from skills import {skill.name}`, `skillforge rm {skill.name}`); rename the file to {skill.name}.py, "
+                f"or rename the skill (SKILL['name'] and its function) to {path.stem}"))
+        return skill
 
     def path_for(self, name: str) -> Path:
         """The file of skill ``name``; ``UserError`` unless ``name`` is a skill name (never a path)."""
