@@ -73,11 +73,13 @@ def run(quick: bool = False) -> list[tuple[str, float, str, str]]:
         if "require(" not in source:
             raise RuntimeError("the benchmark skill has no guards")
         unguarded = "\n".join(line for line in source.splitlines() if "require(" not in line) + "\n"
-        (Path(tmp) / "bench_skills" / "unguarded.py").write_text(unguarded)
+        # beside skills/, not in it: a second file of the skill's name there would be served by the forges below
+        (Path(tmp) / "bench_unguarded").mkdir()
+        (Path(tmp) / "bench_unguarded" / "unguarded.py").write_text(unguarded)
         sys.path.insert(0, tmp)
         try:
             plain = getattr(importlib.import_module(f"bench_skills.{learned.learned}"), learned.learned)
-            bare = getattr(importlib.import_module("bench_skills.unguarded"), learned.learned)
+            bare = getattr(importlib.import_module("bench_unguarded.unguarded"), learned.learned)
         finally:
             sys.path.remove(tmp)
         quiet = Forge(skills_dir=Path(tmp) / "bench_skills", state_dir=Path(tmp) / "state2", run_log=False)

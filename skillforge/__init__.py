@@ -109,6 +109,7 @@ def default_forge() -> Forge:
                     chroma_url=settings.chroma_url,
                     learn=settings.learn,
                     embedding=settings.embedding,
+                    edited=settings.edited,
                 )
     return _default
 

@@ -10,6 +10,7 @@ run's task.
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any
@@ -23,7 +24,7 @@ from ._template import TaskTemplate, bind_phrasings
 from ._tools import Run, activate, deactivate
 from ._trajectory import Trajectory, canonical_json
 
-__all__ = ["Compiled", "Rejected", "admit", "admit_file", "compile_run", "prove_all"]
+__all__ = ["Compiled", "Rejected", "admit", "admit_file", "compile_run", "prove_all", "reproduces"]
 
 # A replay against recorded results makes no real tool calls, so it has the sandbox's loop and size
 # budgets and this much time (a generated skill is proved in about a millisecond): a hand-planted loop
@@ -111,6 +112,18 @@ def admit_file(skill: Any, traj: Trajectory) -> Compiled | Rejected:
     params = bound[1]
     why = _prove(skill.source, skill.name, params, skill.tools, skill.instances, traj)
     return Rejected(why) if why else Compiled(spec=None, source=skill.source)  # type: ignore[arg-type]
+
+
+def reproduces(skill: Any, load_run: Callable[[str], Trajectory]) -> str | None:
+    """None if a skill file (a ``SkillFile``) reproduces every run it names; else why not, for the
+    first run it does not. ``load_run(hash)`` reads a run; its ``SkillFileError`` is raised as it is."""
+    if not skill.runs:
+        return "it names no recorded run to prove it against"
+    for run_hash in skill.runs:
+        verdict = admit_file(skill, load_run(run_hash))
+        if isinstance(verdict, Rejected):
+            return f"run {run_hash[:12]}: {verdict.reason}"
+    return None
 
 
 def prove_all(source: str, spec: SkillSpec, runs: list[Trajectory]) -> Rejected | None:

@@ -36,6 +36,8 @@ class Settings(BaseModel):
         app / SKILLFORGE_APP: what the command line loads for your tools when ``--app`` is not given:
             ``"module:forge"`` (a Forge of your own) or ``"module"`` (its ``@skillforge.tool`` functions
             register on the default Forge). Imported with the pyproject's folder on ``sys.path``.
+        edited / SKILLFORGE_EDITED: a hand-edited skill file that no longer reproduces its recorded runs is
+            ``run``, run with a warning (``warn``, default) or not run (``refuse``).
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -47,6 +49,7 @@ class Settings(BaseModel):
     model: str = "gpt-4o-mini"
     learn: bool = True
     embedding: Literal["hashing", "minilm"] = "hashing"
+    edited: Literal["run", "warn", "refuse"] = "warn"
     app: str | None = None
 
     @field_validator("app")

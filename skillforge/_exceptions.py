@@ -105,12 +105,15 @@ class SkillFileError(SkillforgeError):
 
     Attributes:
         path: the file.
-        reason: what is wrong with it.
+        reason: what is wrong with it, and how to fix it.
+        warning: the file is still run: a hand edit that no longer reproduces its recorded
+            runs, under ``Forge(edited="warn")``; otherwise (False) it is never run.
     """
 
-    def __init__(self, path: str, reason: str) -> None:
+    def __init__(self, path: str, reason: str, *, warning: bool = False) -> None:
         self.path = path
         self.reason = reason
+        self.warning = warning
         super().__init__(f"{path}: {reason}")
 
 

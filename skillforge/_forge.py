@@ -36,7 +36,7 @@ from ._exceptions import (
     UserError,
 )
 from ._index import HotIndex, Match, SemanticIndex
-from ._library import Library, MetaCache, SkillFile, read_skill_file
+from ._library import EDITED, Library, MetaCache, SkillFile, edited_problem, read_skill_file, undo_hint
 from ._composing import Composing
 from ._explain import Explanation, explain_task
 from ._learner import Learning, too_long
@@ -87,6 +87,10 @@ class Forge(Learning, Composing):
         importable_skills: require tools that skill files can import (not ``__main__`` or
             local functions); only a forge whose skills never leave the process (the
             muscle-mem layer) turns this off.
+        edited: what a skill file edited by hand that no longer reproduces its recorded runs
+            gets: ``"run"`` (run, silently), ``"warn"`` (run, with a warning and a problem that
+            says so; the default) or ``"refuse"`` (not run: its tasks go to the agent). Checked
+            once per file content; files as skillforge wrote them are never replayed.
 
     One Forge may be shared by threads. Skill hits run side by side without a lock; reading
     ``skills/``, learning and filling the semantic index take the Forge's one lock (the library's
@@ -116,9 +120,14 @@ class Forge(Learning, Composing):
         importable_skills: bool = True,
         run_log: bool = True,
         embedding: str = "hashing",
+        edited: str = "warn",
     ) -> None:
         if max_skill_calls < 1 or max_skill_seconds <= 0:
             raise ValueError("max_skill_calls and max_skill_seconds must be positive")
+        if edited not in EDITED:
+            raise UserError(f"edited={edited!r}: use 'run', 'warn' or 'refuse' (what a hand-edited skill file that no "
+                            "longer reproduces its recorded runs gets)")
+        self.edited = edited
         self.importable_skills = importable_skills
         self.max_skill_calls = max_skill_calls
         self.max_skill_seconds = max_skill_seconds
@@ -264,7 +273,7 @@ class Forge(Learning, Composing):
             hot.remove(path.stem)
             self._problems = [p for p in self._problems if p.path != str(path)]
             try:
-                skill = read_skill_file(path, self.cache)
+                skill = self.library.read(path, self.cache)
             except SkillFileError as e:
                 logger.warning("skipping skill file %s: %s (it will not be run)", e.path, e.reason)
                 self._problems.append(e)
@@ -280,6 +289,7 @@ class Forge(Learning, Composing):
         try:
             why, changed = self._unusable(skill)
             violations = [] if why else self._cached_policy(skill)
+            edited = None if why or violations else edited_problem(skill, self.edited, self.library.load_run, self.cache)
         except Exception as e:
             logger.warning("skipping skill file %s: %s: %s", skill.path, type(e).__name__, e)
             self._problems.append(SkillFileError(str(skill.path), f"cannot be checked ({type(e).__name__}: {e})"))
@@ -296,6 +306,10 @@ class Forge(Learning, Composing):
             logger.warning("skipping skill file %s: %s", skill.path, problem.reason)
             self._problems.append(problem)
             return
+        if edited is not None:  # logged where it is decided
+            self._problems.append(edited)
+            if not edited.warning:
+                return
         self._hot.add(skill)  # type: ignore[union-attr]
         if self._synced:
             try:
@@ -305,7 +319,8 @@ class Forge(Learning, Composing):
 
     @property
     def problems(self) -> list[SkillFileError]:
-        """Skill files that could not be read at the last (re)load."""
+        """Skill files that are not run, each with what is wrong and how to fix it; and those run with a
+        warning (``problem.warning``: hand edits that no longer reproduce their runs, ``edited="warn"``)."""
         self._index()
         return list(self._problems)
 
@@ -372,6 +387,13 @@ class Forge(Learning, Composing):
             if ref.check != (tool.guard is not None):
                 state = "declares" if tool.guard is not None else "no longer declares"
                 return f"tool {name!r} {state} a pre-check (guard=Check) now; delete {skill.path} to re-learn it", True
+            if ref.params and tuple(ref.params) != tuple(tool.schema.param_names):  # the tool is as learned: the file was edited
+                return (
+                    f"SKILL['tools'][{name!r}]['params'] says ({', '.join(ref.params)}), but {name} takes "
+                    f"({', '.join(tool.schema.param_names)}): call it by its own parameter names and list them there"
+                    f"{undo_hint(skill.path)}",
+                    True,
+                )
         return None, False
 
     def skills(self) -> list[SkillFile]:
@@ -637,10 +659,23 @@ class Forge(Learning, Composing):
             reason = f"{skill.name} stopped: {b}"
         except Exception as e:
             reason = f"{skill.name} raised {type(e).__name__}: {e}"
+            if isinstance(e, TypeError) and e.__traceback__ is not None and e.__traceback__.tb_next is None:
+                self._misfit(skill, e)  # raised by the call itself: the function does not take what its template binds
         finally:
             deactivate(token)
         wrote = any(not self._is_read(t) for t, _a, _r, _e in run.calls)  # a write that raised may have taken effect
         return None, run.calls, Attempt(skill.name, run.calls, reason, wrote, run.captures, run.post_captures)
+
+    def _misfit(self, skill: SkillFile, error: TypeError) -> None:
+        """``skill``'s function does not take what its template binds: a problem, no longer run (so that
+        no duplicate is learned beside it). The checks on reading make this a last resort."""
+        why = (f"its function does not take what its template binds ({error}): use one name in the signature, the "
+               f"body, SKILL['slots'] and SKILL['template']{undo_hint(skill.path)}")
+        logger.warning("skill file %s is not run: %s", skill.path, why)
+        with self._lock:  # what was said of the file before (a warning: it is still run) no longer holds
+            self._problems = [p for p in self._problems if p.path != str(skill.path)] + [SkillFileError(str(skill.path), why)]
+            if self._hot is not None:
+                self._hot.remove(skill.name)
 
     def _agent_steps(
         self,

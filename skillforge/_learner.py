@@ -160,6 +160,7 @@ class Learning:
     _by_word: dict[str, set[str]]  # a word of a skill's task → skills (checked against the task)
     _synced: bool
     _dir_mtime: int | None
+    _problems: list[SkillFileError]  # skill files not run (or run with a warning), with why
     semantic: Any
 
     if TYPE_CHECKING:  # provided by Forge
@@ -234,6 +235,9 @@ class Learning:
             name = spec.name
             i = 2
             while self.library.path_for(name).exists():  # a stat per name tried, not a listing of the library
+                held = self._not_run(name)
+                if held is not None:
+                    return held
                 name = f"{spec.name}_{i}"
                 i += 1
             if name != spec.name:
@@ -250,6 +254,18 @@ class Learning:
             if isinstance(verdict, Rejected):
                 return verdict
             return self._write_absorbing(spec, source, [traj], variants)
+
+    def _not_run(self, name: str) -> Rejected | None:
+        """Why nothing is learned under a name whose file is there but not run: a second skill of the same
+        tasks beside it would be a duplicate once the file is fixed (None if it is run)."""
+        path = str(self.library.path_for(name))
+        problem = next((p for p in self._problems if p.path == path and not p.warning), None)
+        if problem is None:
+            return None
+        return Rejected(
+            f"{path} has this skill's name and is not run, so no second skill is learned beside it: fix the file, or "
+            f"delete it (`skillforge rm {name}`), and the next such task is learned. What is wrong with it: {problem.reason}"
+        )
 
     def _write_absorbing(
         self, spec: SkillSpec, source: str, runs: list[Trajectory], others: list[SkillFile], skip: Sequence[SkillFile] = ()

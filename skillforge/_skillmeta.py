@@ -6,18 +6,25 @@ and types it knows, tools it imports, run files it may read or delete) is checke
 here, so that a malformed file is one ``SkillFileError`` in ``forge.problems``
 instead of an exception at bind or run time. The checks mirror what skillforge
 generates (``_codegen._meta_items``), and say for each what is expected.
+
+``check_code`` then holds the code to the literal: its function takes exactly what the
+template binds, and calls each tool by the parameters its entry lists, so that a name
+renamed in one place only is a problem when the file is read, not a ``TypeError`` when
+it runs.
 """
 
 from __future__ import annotations
 
+import ast
 import keyword
 import re
 import string
 from typing import Any
 
+from ._policy import RUNTIME_MODULE
 from ._template import CHOICE, IGNORED, LIST, PHRASING, SLOT_PATTERNS, UNUSED, separator_regex
 
-__all__ = ["RUN_HASH", "check_meta", "is_run_hash"]
+__all__ = ["RUN_HASH", "check_code", "check_meta", "is_run_hash"]
 
 # Trajectory.hash: SHA-256 of the run's canonical JSON, lowercase hex (see _trajectory.py)
 RUN_HASH = re.compile(r"[0-9a-f]{64}")
@@ -112,6 +119,10 @@ def _check_template(text: Any, slots: Any, where: str, *, reserved: bool) -> dic
         _need(field in by_name and not spec and conversion is None,
               f"{where} {text!r}: {{{field}{'!' + conversion if conversion else ''}{':' + spec if spec else ''}}} must be "
               "{name} of one of its slots")
+    said = {field for _literal, field, _spec, _conversion in fields}
+    for name in by_name:  # a slot its text does not say is never bound: its parameter would get no value
+        _need(name in said, f"slot {name!r} of {where} is not in its text {text!r}: a task never binds it; put {{{name}}} "
+                            "in the text where the task says it, or remove the slot (and the parameter)")
     params = {n: s["type"] for n, s in by_name.items() if s["kind"] not in UNUSED}
     if reserved:
         _need(PHRASING not in params, f"a skill of several phrasings has a parameter {PHRASING!r} of its own: rename the slot")
@@ -184,3 +195,85 @@ def _wanted(kind: str, typ: str, how: str | None, shapes: list[str]) -> str | No
             return "type 'int' is for kind 'int' and type 'float' for kinds int and number (as written: no transform)"
         return None if all(_PLAIN_NUMBER_SHAPE.fullmatch(s) for s in shapes) else "its shape is not a plain number's (9, -9, 9.9 or 0)"
     return None
+
+
+def check_code(tree: ast.Module, meta: dict[str, Any]) -> list[tuple[int, str, str]]:
+    """Where the code (its parsed module) and its ``SKILL`` disagree: each tool imported or method
+    called that ``SKILL['tools']`` does not declare (it would run unchecked, or fail to load), as
+    policy violations; ``ValueError`` saying how to fix it if its function does not take what a bound
+    task gives it, or calls a tool with a parameter the tool's entry does not list (a hand edit that
+    renamed a name in one place only: Python would say so only when the skill runs, as a TypeError)."""
+    name = meta["name"]
+    tools = meta["tools"]
+    declared = {(r["module"], r["qualname"]) for r in tools.values() if not r.get("method", False)}
+    methods = {r["qualname"] for r in tools.values() if r.get("method", False)}
+    owners = {p: o for p, o in meta.get("instances", [])}
+    # the tools' entries by what the code calls them: imported names (as imported) and Class.method
+    entries = {(r["module"], r["qualname"]): (t, r) for t, r in tools.items() if not r.get("method", False)}
+    by_method = {r["qualname"]: (t, r) for t, r in tools.items() if r.get("method", False)}
+    imported: dict[str, tuple[str, dict[str, Any]]] = {}  # local name → (tool, entry)
+    undeclared: list[tuple[int, str, str]] = []
+    calls: list[tuple[ast.Call, tuple[str, dict[str, Any]] | None]] = []  # each call, and the tool it calls (None: by name)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module != RUNTIME_MODULE:
+            for alias in node.names:
+                if (node.module, alias.name) not in declared:
+                    undeclared.append((node.lineno, "import", (
+                        f"{node.module}.{alias.name} is not a tool SKILL['tools'] declares: declare it there "
+                        "(module, qualname, fingerprint) or remove the import")))
+                else:
+                    imported[alias.asname or alias.name] = entries[(node.module, alias.name)]
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name):
+            owner = owners.get(node.func.value.id)
+            if owner is not None and f"{owner}.{node.func.attr}" not in methods:
+                undeclared.append((node.lineno, "call", (
+                    f"{node.func.value.id}.{node.func.attr}() is not a method of {owner} that SKILL['tools'] declares")))
+            elif owner is not None:
+                calls.append((node, by_method[f"{owner}.{node.func.attr}"]))
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            calls.append((node, None))  # a tool if it is imported: known once every import is seen
+    _check_signature(tree, meta, owners)
+    for node, entry in calls:
+        if entry is None:
+            entry = imported.get(node.func.id)  # type: ignore[attr-defined]
+        if entry is None:
+            continue  # a helper or a builtin
+        tool, ref = entry
+        params = ref.get("params") or []  # an entry without its parameters (an older file): not compared
+        for kw in node.keywords:
+            if params and kw.arg is not None and kw.arg not in params:
+                raise ValueError(
+                    f"line {node.lineno}: {name}() calls {tool}({kw.arg}=...), a parameter SKILL['tools'][{tool!r}]['params'] "
+                    f"does not list ({', '.join(params)}): call {tool} by the names of its own parameters")
+    return undeclared
+
+
+def _check_signature(tree: ast.Module, meta: dict[str, Any], owners: dict[str, str]) -> None:
+    """``ValueError`` saying how to fix it unless the skill's function takes exactly what a bound task gives it."""
+    name = meta["name"]
+    (func,) = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == name][:1] or [None]
+    if func is None:
+        raise ValueError(f"the file defines no function {name!r} at module level")
+    given = {s["name"] for s in meta["slots"] if s["kind"] not in UNUSED} | set(owners)
+    if meta.get("phrasings"):
+        given.add(PHRASING)
+    a = func.args
+    positional = [*a.posonlyargs, *a.args]
+    names = {x.arg for x in [*positional, *a.kwonlyargs]}
+    required = {x.arg for x in positional[: len(positional) - len(a.defaults)]}
+    required |= {x.arg for x, d in zip(a.kwonlyargs, a.kw_defaults, strict=True) if d is None}
+    missing = sorted(given - names) if a.kwarg is None else []
+    unbound = sorted(required - given)
+    if missing and unbound:
+        raise ValueError(
+            f"{name}() takes {', '.join(unbound)} where its template binds {', '.join(missing)}: a parameter renamed "
+            "in one place only? Use one name in the signature, the body, SKILL['slots'] and {...} in SKILL['template']"
+            " (and its phrasings)")
+    if missing:
+        raise ValueError(f"{name}() does not take {', '.join(missing)}, which its template binds: add the parameter, "
+                         "or remove the slot from SKILL['slots'] and SKILL['template']")
+    if unbound:
+        raise ValueError(f"{name}() requires {', '.join(unbound)}, which its template does not bind: add a slot, "
+                         "or give the parameter a default")
+    if {x.arg for x in a.posonlyargs} & given:
+        raise ValueError(f"{name}() takes its parameters by name: no positional-only parameters (remove the '/')")

@@ -148,8 +148,8 @@ def test_call_budget_stops_a_runaway_loop(desk_db: Path, tmp_path: Path) -> None
     loop = "    for item in order['items']:\n        get_order(order_id=order_id)\n"
     (target / "where_order.py").write_text(source.replace(BODY_ANCHOR, BODY_ANCHOR + loop))
     calls: list[str] = []
-    forge = Forge(skills_dir=target, state_dir=tmp_path / "state", tools=desk.TOOLS,
-                  agent=lambda task: calls.append(task) or "agent", max_skill_calls=2)
+    forge = Forge(skills_dir=target, state_dir=tmp_path / "state", tools=desk.TOOLS,  # the edit is run as it is
+                  agent=lambda task: calls.append(task) or "agent", max_skill_calls=2, edited="run")
     assert forge.problems == []  # a loop over a tool result is allowed...
     result = forge.solve("Where is my order #1001?")  # ...but 1 + 2 items exceed a budget of 2 calls
     assert result.source == "skill+agent" and "budget of 2 tool calls" in result.handover
