@@ -105,7 +105,8 @@ def list_skills(app: str | None, as_json: bool) -> None:
     """List the usable skills: hits so far, and their templates.
 
     With --json: app, settings_file, skills_dir, skills (name, template, phrasings, hits, edited,
-    file), problems (file, reason), hint (what is missing and the fix, or null).
+    file), problems (file, reason, warning: true if the file is still run), hint (what is missing and the fix,
+    or null).
     """
     setup = open_app(app)
     forge = setup.forge
@@ -126,7 +127,9 @@ def list_skills(app: str | None, as_json: bool) -> None:
                 }
                 for s in skills
             ],
-            "problems": [{"file": str(Path(p.path).absolute()), "reason": p.reason} for p in forge.problems],
+            "problems": [
+                {"file": str(Path(p.path).absolute()), "reason": p.reason, "warning": p.warning} for p in forge.problems
+            ],
             "hint": finding.message(setup) if finding else None,
         })
     else:
@@ -134,8 +137,8 @@ def list_skills(app: str | None, as_json: bool) -> None:
         for s in skills:
             count = "-" if hits is None else hits.get(s.name, 0)
             click.echo(f"{s.name:32} {count:>6}  {s.template.text}{'  (edited)' if s.edited else ''}")
-        for p in forge.problems:
-            click.echo(f"! {p.path}: {p.reason}", err=True)
+        for p in forge.problems:  # a warning's file is still run (an edit that no longer reproduces its runs)
+            click.echo(f"{'warning' if p.warning else 'not run'}: {p.path}: {p.reason}", err=True)
     _report(setup, finding)
 
 
@@ -247,10 +250,9 @@ def _check_skill(forge: Any, path: Path) -> dict[str, Any]:
     """One skill file's verdict: readable, usable with these tools, within the policy, and
     reproducing each run it names."""
     from ._compile import Rejected, admit_file
-    from ._library import read_skill_file
 
     try:
-        skill = read_skill_file(path)
+        skill = forge.library.read(path)  # as solve() reads it: named after its skill, too
     except SkillforgeError as e:
         return {"file": path.name, "kind": "skill", "ok": False, "problems": [str(e)], "runs": None, "edited": None}
     why, _changed = forge._unusable(skill)

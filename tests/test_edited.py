@@ -3,6 +3,7 @@ when they no longer reproduce their recorded runs (``Forge(edited=...)``)."""
 
 from __future__ import annotations
 
+import json
 import logging
 import shutil
 import sys
@@ -280,5 +281,10 @@ def test_skills_lists_the_problems_and_warnings_with_their_fixes(
     assert out.exit_code == 0, out.output
     assert "where_order" in out.stdout  # still run: listed among the skills
     lines = out.stderr.splitlines()
-    assert any("where_order.py" in x and "it is still run" in x for x in lines)
-    assert any("find_order.py" in x and "rename the file to where_order.py" in x for x in lines)
+    assert any(x.startswith("warning: ") and "where_order.py" in x and "it is still run" in x for x in lines)
+    assert any(x.startswith("not run: ") and "find_order.py" in x and "rename the file to where_order.py" in x for x in lines)
+    listed = json.loads(CliRunner().invoke(cli, ["skills", "--json", "--app", _app(path, monkeypatch)]).stdout)
+    assert {Path(p["file"]).name: p["warning"] for p in listed["problems"]} == {"where_order.py": True, "find_order.py": False}
+    checked = CliRunner().invoke(cli, ["check", "--app", _app(path, monkeypatch)])  # check reads files as solve() does
+    assert checked.exit_code == 1
+    assert any(x.startswith("FAIL find_order.py") and "rename the file" in x for x in checked.stdout.splitlines()), checked.stdout
