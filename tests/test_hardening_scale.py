@@ -319,7 +319,7 @@ def test_a_warm_open_of_many_files_reads_the_cache_at_once_and_still_sees_an_edi
     """Past PRELOAD_FILES changed files a scan reads the metadata cache in one query: every skill
     still loads and serves, and a file edited by hand since is parsed again, not taken from the cache."""
     from bench.library_scale import forge_on, shapes
-    from skillforge._forge import PRELOAD_FILES
+    from skillforge._loading import PRELOAD_FILES
 
     n = PRELOAD_FILES + 6
     skills, state = tmp_path / "skills", tmp_path / "state"

@@ -25,7 +25,7 @@ from contextvars import ContextVar
 from typing import Any
 
 from .._exceptions import SkillforgeSignal
-from .._forge import LOCAL_TOOLS
+from .._loading import LOCAL_TOOLS
 from .._trajectory import canonical_json
 from .conversations import Step
 
