@@ -145,15 +145,33 @@ def _wider_slot(a: Slot, b: Slot) -> Slot | None:
     """One slot that takes what either took: the same name, type and normalisation, the shapes
     (and an item's parts' shapes) widened to fit both."""
     kind = kind_union(a.kind, b.kind)
-    if kind is None or (a.name, a.type, a.transform, a.same, a.item) != (b.name, b.type, b.transform, b.same, b.item):
+    how = _wider_transform(a.transform, b.transform)
+    if kind is None or how is _NO_TRANSFORM or (a.name, a.type, a.same, a.item) != (b.name, b.type, b.same, b.item):
         return None
     if len(a.parts) != len(b.parts):
         return None
     parts = tuple(_wider_slot(pa, pb) for pa, pb in zip(a.parts, b.parts, strict=True))
     if any(p is None for p in parts):
         return None
-    return Slot(a.name, kind, a.type, a.transform, union_shape(a.shape, b.shape), a.same, a.item,
+    return Slot(a.name, kind, a.type, how, union_shape(a.shape, b.shape), a.same, a.item,  # type: ignore[arg-type]
                 tuple(p for p in parts if p is not None))
+
+
+_NO_TRANSFORM = object()
+_CASES = frozenset({"lower", "upper", "title"})
+
+
+def _wider_transform(a: str | None, b: str | None) -> str | None | object:
+    """The normalisation a slot takes that explains what both did: the same one, or a case one where the
+    other took its text as written (``INC-4817`` as written, ``inc-4815`` upper-cased: upper-casing explains
+    both, and the runs are proven again under it); ``_NO_TRANSFORM`` where none does."""
+    if a == b:
+        return a
+    if a is None and b in _CASES:
+        return b
+    if b is None and a in _CASES:
+        return a
+    return _NO_TRANSFORM
 
 
 def ignores_data(template: TaskTemplate, runs: list[Trajectory]) -> bool:

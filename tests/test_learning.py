@@ -551,3 +551,38 @@ def test_a_fact_of_the_element_a_task_value_picks_is_dropped_where_it_picked_sev
     assert not isinstance(spec, Rejected) and len(spec.runs) == 2
     assert "pick(order['payments'], 'card', card)" not in source
     assert prove_all(source, spec, [card_run("3", "c-300", ["payment", "refund", "refund"])]) is None
+
+
+TICKETS = {
+    "get_ticket": ToolRef(module="desk", qualname="get_ticket", read=True, params=("ticket_id",)),
+}
+
+
+def ticket_run(said: str, ticket_id: str, subject: str) -> Trajectory:
+    ticket = {"id": ticket_id, "status": "open", "subject": subject}
+    return Trajectory(
+        task=f"Is {said} still open?",
+        calls=[Call(tool="get_ticket", args={"ticket_id": ticket_id}, result=ticket)],
+        outcome=Outcome(ok=True, output=f"{ticket_id} ({subject}) is open."),
+        tools=TICKETS,
+    )
+
+
+def test_an_id_written_as_the_tool_takes_it_and_one_upper_cased_make_one_skill_that_upper_cases() -> None:
+    from skillforge._antiunify import widened
+
+    as_written, lowered = ticket_run("INC-4817", "INC-4817", "VPN down"), ticket_run("inc-4815", "INC-4815", "Lost key")
+    a, b = discover_template(as_written), discover_template(lowered)
+    assert not isinstance(a, Rejected) and not isinstance(b, Rejected)
+    assert (a.slots[0].transform, b.slots[0].transform) == (None, "upper")  # each run alone: its narrowest reading
+    both = widened(a, b)
+    assert both is not None and both.slots[0].transform == "upper"  # upper-casing explains both runs
+    spec = spec_from_runs([as_written, lowered], name="still_open", template=both)
+    assert not isinstance(spec, Rejected), spec
+    assert prove_all(render_skill(spec), spec, [as_written, lowered]) is None
+    assert both.bind("Is inc-4999 still open?")["ticket_id"] == "INC-4999"
+    assert both.bind("Is INC-4999 still open?")["ticket_id"] == "INC-4999"
+    assert both.bind("Is Inc-4999 still open?") is None  # a shape no run showed
+    # a slot taken as written and one normalised otherwise (spaces squashed) stay apart
+    squashed = TaskTemplate(b.text, [Slot("ticket_id", b.slots[0].kind, "str", "squash", b.slots[0].shape), *b.slots[1:]])
+    assert widened(a, squashed) is None
