@@ -593,15 +593,17 @@ def render_skill(spec: SkillSpec) -> str:
     """
     r = _Renderer(spec)
     body: list[str] = []
-    early = spec.early[0] if spec.early else None
+    last = max((e.after for e in spec.early), default=-1)  # branches, in the order the runs stopped
     for i in range(len(spec.steps)):
-        if early is None or i > early.after:
+        if i > last:
             body.extend(r.call(i))
             continue
-        body.extend(r.call(i, guards=False))  # the guards of either branch, once it is known which
-        if i == early.after:
-            body.extend(r.branch(early))
-            for k in range(early.after + 1):
+        body.extend(r.call(i, guards=False))  # the guards of the branch taken, once it is known which (all reads)
+        for early in spec.early:
+            if early.after == i:
+                body.extend(r.branch(early))
+        if i == last:
+            for k in range(last + 1):
                 body.extend(r.guards(k, spec.steps[k].guards))
     note = _constant_note(spec.output)
     body.append(f"return {r.expr(spec.output)}{f'  # {note}' if note else ''}")

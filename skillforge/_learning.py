@@ -238,6 +238,8 @@ def branched(specs: list[SkillSpec], runs: list[Trajectory], *, phrased: int = 0
     groups: dict[Any, list[int]] = {}
     for k, spec in enumerate(specs):
         groups.setdefault(tuple((st.tool, st.args, st.each) for st in spec.steps), []).append(k)
+    if len(groups) > 2:
+        return _chained(specs, runs, list(groups.values()), phrased)
     if len(groups) == 1:  # the same reads, and two answers ("X's manager is Y" / "X has no manager")
         groups = {}
         for k, spec in enumerate(specs):
@@ -279,6 +281,39 @@ def branched(specs: list[SkillSpec], runs: list[Trajectory], *, phrased: int = 0
     every = tuple(dict.fromkeys(h for spec in specs for h in spec.runs))
     early = Early(after, when, tuple(sa.steps[i].guards for i in range(after + 1)), sa.output)
     return replace(sb, steps=steps, runs=every, early=(early,))
+
+
+def _chained(specs: list[SkillSpec], runs: list[Trajectory], groups: list[list[int]], phrased: int) -> SkillSpec | None:
+    """One skill for runs of one template that acted in three or more ways, each way but the last the
+    first reads of the next and an answer ("already a member" after reading the user; "restricted"
+    after reading the group too; otherwise the write): the runs that stopped first are a branch of
+    the skill of all the others (``branched`` again), on a fact of their reads that took other values
+    in every one of their runs than in any of the others'. None where the runs do not split so."""
+    by_length = sorted(groups, key=lambda ks: (len(specs[ks[0]].steps), ks[0]))
+    first, rest = by_length[0], sorted(k for ks in by_length[1:] for k in ks)
+    others = branched([specs[k] for k in rest], [runs[k] for k in rest], phrased=phrased)
+    a = specs[first[0]]
+    after = len(a.steps) - 1
+    if others is None or not others.early or after < 0 or after >= min(e.after for e in others.early):
+        return None  # the rest make no skill, or this branch would not be the first to stop
+    if any(not a.tools[st.tool].read for st in a.steps):
+        return None
+    if [(x.tool, x.args, x.each) for x in a.steps] != [(x.tool, x.args, x.each) for x in others.steps[: after + 1]]:
+        return None
+    if any(s.kind == CHOICE and len({tuple(_said_texts(spec, s.name)) for spec in specs}) > 1 for s in a.slots):
+        return None
+    if phrased and not {specs[k].examples.get(PHRASING, 0) for k in first} & {specs[k].examples.get(PHRASING, 0) for k in rest}:
+        return None
+    sa = merge([specs[k] for k in first], [runs[k] for k in first], phrased=phrased)
+    if sa is None:
+        return None
+    folded = [folded_as(run, [st.each for st in spec.steps], spec.examples) for spec, run in zip(specs, runs, strict=True)]
+    when = _telling_apart(sa, others, [(specs[k], folded[k]) for k in first], [(specs[k], folded[k]) for k in rest], after)
+    if when is None:
+        return None
+    early = Early(after, when, tuple(sa.steps[i].guards for i in range(after + 1)), sa.output)
+    every = tuple(dict.fromkeys(h for spec in specs for h in spec.runs))
+    return replace(others, runs=every, early=(early, *others.early))
 
 
 def _telling_apart(

@@ -132,6 +132,7 @@ class _Lifter(Selecting, Listing):
         self.roll = roll  # discovery: lists the task writes item by item become one list slot
         self.prefer = prefer or {}  # settled by several runs: the source to use, and the alternatives still open
         self.alts: dict[Site, tuple[Expr, ...]] = {}  # other sources of the same value, for ambiguous choices
+        self.agreements: list[tuple[Ref, Ref]] = []  # a value an answer quotes, and another result that held it too
         self.used: dict[str, Expr] = {}  # value → the source chosen for it: an answer quoting it uses the same
         self.spans = TaskSpans(traj.task)
         self.params: dict[tuple[int, int], tuple[str, Any, str, str | None]] = {}  # span → (name, value, kind, how)
@@ -291,12 +292,13 @@ class _Lifter(Selecting, Listing):
         """What lifting a value may change, to undo a tentative lift."""
         return (
             dict(self.alts), dict(self.used), dict(self.params), list(self.spans.claimed), set(self.namer.taken),
-            dict(self.selected), list(self.scalars), set(self.referenced), self.constants,
+            dict(self.selected), list(self.scalars), set(self.referenced), self.constants, list(self.agreements),
         )
 
     def _restore(self, state: tuple[Any, ...]) -> None:
-        alts, used, params, claimed, taken, selected, scalars, referenced, self.constants = state
+        alts, used, params, claimed, taken, selected, scalars, referenced, self.constants, agreements = state
         self.alts, self.used, self.params, self.selected, self.scalars, self.referenced = alts, used, params, selected, scalars, referenced
+        self.agreements = agreements
         self.spans.claimed[:] = claimed
         self.namer.taken = taken
 
@@ -439,11 +441,25 @@ class _Lifter(Selecting, Listing):
                 self.referenced.add(expr.call)
                 if _under_list(expr.path):
                     expr = self._resolve(expr, "value")
+                else:
+                    self._agreeing(expr)
             parts.append((expr, spec))
             pos = e
         if pos < len(text):
             parts.append(text[pos:])
         return Fmt(self._joins(parts))
+
+    def _agreeing(self, quoted: Ref) -> None:
+        """Note the other results that held the value an answer quotes from ``quoted``: the answer says one
+        text, which either may be ("manager (maria.lopez) or the group owner (maria.lopez)"), so the skill
+        checks that they still agree (where they differ, its answer would quote the wrong one)."""
+        value = self._deref(quoted)
+        for c, p in self.sources.get(f"{type(value).__name__}:{value!r}", []):
+            other = Ref(c, p)
+            keyed = any(type(k) is str and self.keys.get(k) == p[:j] for j, k in enumerate(p))
+            if other == quoted or _under_list(p) or keyed or self._echo(c, value) or (quoted, other) in self.agreements:
+                continue
+            self.agreements.append((quoted, other))
 
     def _joins(self, parts: list[str | tuple[Expr, str]]) -> tuple[str | tuple[Expr, str], ...]:
         """Runs of a list's elements with one separator between them, covering the whole list, as a ``Join``.
@@ -759,6 +775,13 @@ def lift(
         for other in others:
             after = max(r.call for r in (*refs_in(chosen), *refs_in(other)))
             agree = Guard("agree", (), (chosen, other))
+            if agree not in guards[after]:
+                guards[after].append(agree)
+    quoted = {r for r in refs_in(output) if isinstance(r, Ref)}
+    for chosen, other in lifter.agreements:  # values the answer quotes that another result held too
+        if chosen in quoted:
+            agree = Guard("agree", (), (chosen, other))
+            after = max(chosen.call, other.call)
             if agree not in guards[after]:
                 guards[after].append(agree)
     for top in [e for _t, a in raw_steps for _k, e in a] + [output]:
