@@ -14,6 +14,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from tests.toolsets._continuing import continuing
+
 W: dict[str, Any] = {}
 
 
@@ -51,14 +53,7 @@ _ASK = re.compile(r"Please add (\S+) to (\S+)\.$")
 
 def agent_factory(tools: dict[str, Callable[..., Any]]) -> Callable[..., Any]:
     def agent(task: str, transcript: Any = None) -> str:
-        done = [(c.tool, c.args, c.result) for c in transcript or () if c.error is None]
-
-        def call(tool: str, **args: Any) -> Any:
-            for i, (t, a, r) in enumerate(done):
-                if t == tool and a == args:
-                    del done[i]
-                    return r
-            return tools[tool](**args)
+        call = continuing(transcript, tools)
 
         m = _ASK.fullmatch(task)
         if m is None:

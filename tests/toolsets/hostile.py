@@ -19,6 +19,8 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from tests.toolsets._continuing import continuing
+
 WRITES: list[str] = []  # thing ids, one per close that took effect
 STATUS: dict[str, str] = {}  # thing id -> status (open unless set)
 HOSTILE: dict[str, Any] = {}
@@ -59,14 +61,7 @@ def _answer(thing_id: str, status: str) -> str:
 
 def agent(task: str, transcript: Sequence[Any] | None = None) -> str:
     """Close the thing the task names, continuing from ``transcript`` if given."""
-    done = [(c.tool, c.args, c.result) for c in transcript or () if c.error is None]
-
-    def call(tool: str, **args: Any) -> Any:
-        for i, (t, a, r) in enumerate(done):
-            if t == tool and a == args:
-                del done[i]
-                return r
-        return TOOLBOX[tool](**args)
+    call = continuing(transcript, TOOLBOX)
 
     thing_id = re.search(r"#(\w+)", task)[1]  # type: ignore[index]
     thing = call("get_thing", thing_id=thing_id)

@@ -15,6 +15,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from tests.toolsets._continuing import continuing
+
 DB: dict[str, Path] = {}
 TOOLBOX: dict[str, Any] = {}
 
@@ -85,14 +87,7 @@ _ASK = re.compile(r"I'm (\S+@\S+)\. Ship order (#W\d+) to (.+?) \(same as (#W\d+
 
 
 def agent(task: str, transcript: Sequence[Any] | None = None) -> str:
-    pending = [(c.tool, c.args, c.result) for c in transcript or () if c.error is None]
-
-    def call(tool: str, **args: Any) -> Any:
-        for i, (t, a, r) in enumerate(pending):
-            if t == tool and a == args:
-                del pending[i]
-                return r
-        return TOOLBOX[tool](**args)
+    call = continuing(transcript, TOOLBOX)
 
     m = _ASK.fullmatch(task)
     if m is None:
