@@ -244,8 +244,10 @@ def branched(specs: list[SkillSpec], runs: list[Trajectory], *, phrased: int = 0
         groups = {}
         for k, spec in enumerate(specs):
             groups.setdefault(spec.output, []).append(k)
-        if len(groups) != 2 or any(not specs[0].tools[st.tool].read for st in specs[0].steps):
+        if len(groups) < 2 or any(not specs[0].tools[st.tool].read for st in specs[0].steps):
             return None
+        if len(groups) > 2:  # three answers or more after the same reads ("in a, b" / "in a" / "in no group")
+            return _chained(specs, runs, list(groups.values()), phrased)
     if len(groups) != 2:
         return None
     short, long = sorted(groups.values(), key=lambda ks: (len(specs[ks[0]].steps), ks[0]))
@@ -289,12 +291,21 @@ def _chained(specs: list[SkillSpec], runs: list[Trajectory], groups: list[list[i
     after reading the group too; otherwise the write): the runs that stopped first are a branch of
     the skill of all the others (``branched`` again), on a fact of their reads that took other values
     in every one of their runs than in any of the others'. None where the runs do not split so."""
-    by_length = sorted(groups, key=lambda ks: (len(specs[ks[0]].steps), ks[0]))
-    first, rest = by_length[0], sorted(k for ks in by_length[1:] for k in ks)
+    shortest = min(len(specs[ks[0]].steps) for ks in groups)
+    for first in sorted((ks for ks in groups if len(specs[ks[0]].steps) == shortest), key=lambda ks: ks[0]):
+        rest = sorted(k for ks in groups if ks is not first for k in ks)
+        found = _first_branch(specs, runs, first, rest, phrased)
+        if found is not None:  # of runs that stopped at one step, the first group a fact tells from all the others
+            return found
+    return None
+
+
+def _first_branch(specs: list[SkillSpec], runs: list[Trajectory], first: list[int], rest: list[int], phrased: int) -> SkillSpec | None:
+    """The runs ``first`` as the first branch of the skill of the runs ``rest`` (``branched`` again)."""
     others = branched([specs[k] for k in rest], [runs[k] for k in rest], phrased=phrased)
     a = specs[first[0]]
     after = len(a.steps) - 1
-    if others is None or not others.early or after < 0 or after >= min(e.after for e in others.early):
+    if others is None or not others.early or after < 0 or after > min(e.after for e in others.early):
         return None  # the rest make no skill, or this branch would not be the first to stop
     if any(not a.tools[st.tool].read for st in a.steps):
         return None

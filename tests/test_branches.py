@@ -108,3 +108,28 @@ def test_the_same_reads_with_two_answers_are_one_skill_branching_on_the_value_th
     twin = manager_run("jo.kim", "Bo Chen", "sales")
     twin = twin.model_copy(update={"outcome": Outcome(ok=True, output="Ask HR.")})
     assert isinstance(learned([runs[0], twin]), Rejected)
+
+
+def groups_run(username: str, groups: list[str]) -> Trajectory:
+    """The agent answers which groups a user is in: several, one, or none."""
+    user = {"username": username, "groups": groups, "locked": False}
+    if len(groups) > 1:
+        output = f"{username} is in: {', '.join(groups)}."
+    elif groups:
+        output = f"{username} is in {groups[0]} only."
+    else:
+        output = f"{username} isn't in any groups."
+    return Trajectory(task=f"Which groups is {username} in?", calls=[Call(tool="get_user", args={"username": username}, result=user)],
+                      outcome=Outcome(ok=True, output=output), tools=TOOLS)
+
+
+def test_the_same_reads_with_three_answers_are_one_skill_with_two_branches() -> None:
+    runs = [groups_run("ana.ruiz", ["staff", "vpn-users"]), groups_run("bo.chen", ["staff"]), groups_run("cy.diaz", []),
+            groups_run("dee.fox", ["jira", "staff", "wiki"])]
+    spec = learned(runs)
+    assert not isinstance(spec, Rejected) and len(spec.early) == 2 and len(spec.runs) == 4
+    source = render_skill(spec)
+    assert prove_all(source, spec, runs) is None
+    assert source.split("def add_to", 1)[1].count("return ") == 3
+    again = [groups_run("eve.gray", ["hr", "staff"]), groups_run("fay.hill", ["hr"]), groups_run("gus.ito", [])]
+    assert prove_all(source, spec, again) is None  # each answer again, in worlds like the runs'
