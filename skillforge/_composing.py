@@ -137,13 +137,13 @@ class Composing:
         cut = segment(task, lambda text: bool(hot.find(text) or hot.find_free(text)))
         if cut is None:
             return None
-        prelude, clauses = cut
+        prelude, clauses, closing = cut
         calls: list[Any] = []
         outputs: list[Any] = []
         served: list[tuple[str, str]] = []
         for i, clause in enumerate(clauses):
             try:
-                matches = self.find_all((prelude + clause).strip())
+                matches = self.find_all((prelude + clause + closing).strip())
                 missing = "no skill takes it any more"
             except Exception as e:  # earlier clauses may have written: hand over, never raise
                 logger.exception("could not look up a skill for clause %d of %r", i + 1, task)

@@ -89,6 +89,7 @@ class Split:
     prelude: str
     clauses: tuple[str, ...]
     joiner: Joiner
+    closing: str = ""  # text after the last request that every request's run has (who is asking, said last)
 
 
 def _scalars(value: Any) -> set[str]:
@@ -129,80 +130,144 @@ def _requests(candidates: list[list[tuple[int, int]]]) -> list[tuple[int, int]] 
     return best[0]
 
 
+_RETRY = ("fewer than two writes", "the message is one sentence", "every write uses values of one clause",
+          "the clauses of two writes overlap", "the writes' values are said in more than one place")
+_MAX_ASKS = 3  # reads that may each be a request of their own (a question) considered together
+
+
+@dataclass(slots=True)
+class _Facts:
+    """What a run says, whatever the pieces its message is cut into: each call's task values and data flow."""
+
+    calls: list[Any]
+    is_read: list[bool]
+    writes: list[int]
+    said_at: dict[str, list[tuple[int, int]]]  # task value (param name) → where the message says it (chars)
+    params_of: list[set[str]]
+    refs_of: list[set[int]]
+    deps: list[set[int]]
+
+
+def _facts(traj: Trajectory) -> _Facts:
+    calls = traj.calls
+    is_read = [bool(traj.tools.get(c.tool) and traj.tools[c.tool].read) for c in calls]
+    lifter = _Lifter(traj, roll=False)
+    steps, _output, _eaches, _taken = _lift_values(lifter, traj)
+    said_at: dict[str, list[tuple[int, int]]] = {}
+    for (s, e), (name, value, _kind, _how) in lifter.params.items():
+        found = {(s, e)} | {(a, b) for a, b, _k, _h in lifter.spans.occurrences(value)}
+        said_at.setdefault(name, []).extend(sorted(found))
+    params_of = [{x.name for _k, a in args for x in walk_exprs(a) if isinstance(x, Param)} for _t, args in steps]
+    refs_of = [{x.call for _k, a in args for x in walk_exprs(a) if isinstance(x, Ref)} for _t, args in steps]
+    deps: list[set[int]] = []
+    for i in range(len(calls)):
+        deps.append(set(refs_of[i]).union(*(deps[j] for j in refs_of[i] if j < i)))
+    return _Facts(list(calls), is_read, [i for i, r in enumerate(is_read) if not r], said_at, params_of, refs_of, deps)
+
+
 def split_run(traj: Trajectory, *, importable: bool = True, joiners: Sequence[Joiner] = ()) -> Split | str:
     """``traj`` as one run per request, or why it is one request (or cannot be told apart).
 
+    Sentences first, writes as the requests' acts; then, if that does not cut the run, reads that
+    answer a question of their own (a read no call uses, of values said after the first write's),
+    and cuts inside sentences (``pieces(fine=True)``).
+
     ``joiners``: how the agent was seen to join answers before (an answer that could be cut in
     several ways is cut the known way)."""
-    calls = traj.calls
-    is_read = [bool(traj.tools.get(c.tool) and traj.tools[c.tool].read) for c in calls]
-    writes = [i for i, r in enumerate(is_read) if not r]
-    if len(writes) < 2:
+    writes = [i for i, c in enumerate(traj.calls) if not (traj.tools.get(c.tool) and traj.tools[c.tool].read)]
+    if not writes or len(writes) < 2 and len(traj.calls) == writes[0] + 1:  # no second write, no read after the write
         return "fewer than two writes"
     problem = _check_run(traj, importable)
     if problem is not None:
         return problem.reason
-    parts = pieces(traj.task)
+    facts = _facts(traj)
+    sentences = pieces(traj.task)
+    first = _split(traj, facts, sentences, sentences, writes, joiners) if len(writes) >= 2 else "fewer than two writes"
+    if isinstance(first, Split) or not first.startswith(_RETRY):
+        return first
+    used = set().union(*facts.refs_of)
+    asks = [r for r, read in enumerate(facts.is_read) if read and r not in used and facts.params_of[r] & set(facts.said_at)
+            and r > writes[0]][:_MAX_ASKS]  # a question asked after the first write: never who is asking
+    for parts in (sentences, pieces(traj.task, fine=True)):
+        if parts is not sentences and len(parts) == len(sentences):
+            continue
+        for size in range(len(asks), -1, -1):
+            for chosen in itertools.combinations(asks, size):
+                acts = sorted([*writes, *chosen])
+                if len(acts) < 2 or (parts is sentences and not chosen):
+                    continue
+                split = _split(traj, facts, parts, sentences, acts, joiners)
+                if isinstance(split, Split):
+                    return split
+    return first
+
+
+def _split(traj: Trajectory, facts: _Facts, parts: list[tuple[int, int]], sentences: list[tuple[int, int]],
+           acts: list[int], joiners: Sequence[Joiner]) -> Split | str:
+    """``traj`` cut at ``parts`` into one run per request, each request a set of ``acts`` (writes, and
+    reads that answer a question) said by one clause; or why not."""
+    calls, is_read, writes = facts.calls, facts.is_read, facts.writes
+    params_of, refs_of, deps = facts.params_of, facts.refs_of, facts.deps
     if len(parts) < 2:
         return "the message is one sentence"
-    lifter = _Lifter(traj, roll=False)
-    steps, _output, _eaches, _taken = _lift_values(lifter, traj)
+    n = len(parts)
 
     def piece_span(a: int, b: int) -> tuple[int, int]:
         first = next(i for i, (s, e) in enumerate(parts) if a < e)
         last = next(i for i, (s, e) in reversed(list(enumerate(parts))) if s < b)
         return first, max(first, last)
 
-    occurs: dict[str, list[tuple[int, int]]] = {}
-    for (s, e), (name, value, _kind, _how) in lifter.params.items():
-        found = {(s, e)} | {(a, b) for a, b, _k, _h in lifter.spans.occurrences(value)}
-        occurs.setdefault(name, []).extend(piece_span(a, b) for a, b in sorted(found))
-    params_of = [{x.name for _k, a in args for x in walk_exprs(a) if isinstance(x, Param)} for _t, args in steps]
-    refs_of = [{x.call for _k, a in args for x in walk_exprs(a) if isinstance(x, Ref)} for _t, args in steps]
-    deps: list[set[int]] = []
-    for i in range(len(calls)):
-        deps.append(set(refs_of[i]).union(*(deps[j] for j in refs_of[i] if j < i)))
+    occurs = {name: [piece_span(a, b) for a, b in found] for name, found in facts.said_at.items()}
 
-    # writes → requests, by the pieces that say their values
+    # acts → requests, by the pieces that say their values
     candidates = []
-    for w in writes:
+    for w in acts:
         said = sorted(p for p in params_of[w] if p in occurs)
         if not said:
             return f"call {w} ({calls[w].tool}) uses no value the message says"
-        candidates.append(_windows([occurs[p] for p in said], len(parts)))
+        candidates.append(_windows([occurs[p] for p in said], n))
     picked = _requests(candidates)
     if isinstance(picked, str):
         return picked
-    windows = dict(zip(writes, picked, strict=True))
+    windows = dict(zip(acts, picked, strict=True))
     spans = sorted(set(picked))
     if len(spans) < 2:
         return "every write uses values of one clause"
-    request_of = {w: spans.index(windows[w]) for w in writes}
+    request_of = {w: spans.index(windows[w]) for w in acts}
     k = len(spans)
     starts = [lo for lo, _hi in spans]
-    regions = [(starts[q], (starts[q + 1] if q + 1 < k else len(parts))) for q in range(k)]  # piece ranges
+    bounds = {a for a, _b in sentences}
+    if parts[starts[0]][0] not in bounds:
+        return "the first request starts inside a sentence"
+    # a closing (who is asking, said after every request): its reads are everyone's, like the opening's
+    coda = next((i for i in range(spans[-1][1] + 1, n) if parts[i][0] in bounds), n)
+    if not any(a >= coda for occ in occurs.values() for a, _b in occ):
+        coda = n
+    regions = [(starts[q], (starts[q + 1] if q + 1 < k else coda)) for q in range(k)]  # piece ranges
 
     # reads → the requests they serve (a read may serve several: it is safe to make again), or the prelude
-    owners: dict[int, set[int]] = {w: {request_of[w]} for w in writes}
+    owners: dict[int, set[int]] = {w: {request_of[w]} for w in acts}
     shared: set[int] = set()  # the prelude's calls: part of every request's run
     for r in range(len(calls)):
-        if not is_read[r]:
+        if not is_read[r] or r in request_of:
             continue
         said = sorted(p for p in params_of[r] if p in occurs)
         homes = {q for q, (lo, hi) in enumerate(regions) if said and all(any(lo <= a and b < hi for a, b in occurs[p]) for p in said)}
-        opening = bool(said) and all(any(b < starts[0] for _a, b in occurs[p]) for p in said)
+        opening = bool(said) and all(any(b < starts[0] or a >= coda for a, b in occurs[p]) for p in said)
         if said and not homes and not opening:
             return f"call {r} ({calls[r].tool}) reads values of several clauses"
         users = {request_of[w] for w in writes if r in deps[w]}
         fed = set().union(*(owners[j] for j in refs_of[r] if j not in shared))
-        homes = {q for q in homes if any(w > r and request_of[w] == q for w in writes)} or homes  # not for a request done
+        homes = {q for q in homes if any(w > r and request_of[w] == q for w in acts)} or homes  # not for a request done
         if opening and not users or not said and not fed:
             shared.add(r)
         else:
             owners[r] = users | homes | fed
-    runs_of = [_superseded([c for c in range(len(calls)) if c in shared or q in owners.get(c, ())], calls, writes, request_of, q)
+    runs_of = [_superseded([c for c in range(len(calls)) if c in shared or q in owners.get(c, ())], calls, acts, request_of, q)
                for q in range(k)]
     for q, mine in enumerate(runs_of):
+        if not any(not is_read[c] or c in request_of for c in mine):
+            return f"request {q + 1} does nothing"
         for c in mine:
             if not refs_of[c] <= set(mine):
                 return f"call {c} ({calls[c].tool}) uses what another request's call returned"
@@ -217,7 +282,8 @@ def split_run(traj: Trajectory, *, importable: bool = True, joiners: Sequence[Jo
 
     task = traj.task
     prelude = task[: parts[starts[0]][0]] if starts[0] else ""
-    clauses = tuple(task[parts[lo][0] : (parts[hi][0] if hi < len(parts) else len(task))] for lo, hi in regions)
+    closing = task[parts[coda][0] :] if coda < n else ""
+    clauses = tuple(task[parts[lo][0] : (parts[hi][0] if hi < n else len(task))] for lo, hi in regions)
     world = set().union(*(_scalars(c.args) | _scalars(c.result) for c, r in zip(calls, is_read, strict=True) if r))
     runs, fresh = [], []
     for q in range(k):
@@ -229,12 +295,12 @@ def split_run(traj: Trajectory, *, importable: bool = True, joiners: Sequence[Jo
         )
         fresh.append(not seen_write)
         runs.append(Trajectory(
-            task=(prelude + clauses[q]).strip(),
+            task=(prelude + clauses[q] + closing).strip(),
             calls=[calls[c] for c in mine],
             outcome=Outcome(ok=True, output=answers[q]),
             tools={t: ref for t, ref in traj.tools.items() if any(calls[c].tool == t for c in mine)},
         ))
-    return Split(tuple(runs), tuple(fresh), prelude, clauses, joiner)
+    return Split(tuple(runs), tuple(fresh), prelude, clauses, joiner, closing)
 
 
 def _superseded(mine: list[int], calls: Sequence[Any], writes: list[int], request_of: dict[int, int], q: int) -> list[int]:
@@ -280,13 +346,26 @@ def _split_answer(output: Any, own: list[set[str]], known_joiners: Sequence[Join
         )
         seps = sorted({m.group() for m in re.finditer(r"[,;:.!?]?\s+", core)})
         ways: dict[Joiner, list[Any]] = {}
+        sentences: dict[Joiner, list[Any]] = {}
         for sep in seps:
             found = {tuple(cuts) for owners in _readings(marks, k) if (cuts := _cuts(core, sep, marks, owners, k))}
             if len(found) == 1:
                 cuts = list(found.pop())
                 starts = [0, *(c + len(sep) for c in cuts)]
                 ways[Joiner(sep, end)] = [core[a:b] + end for a, b in zip(starts, [*cuts, len(core)], strict=True)]
-        known = [j for j in known_joiners if j in ways]
+        if end:  # cut between sentences: at the last sentence end before a request's first naming
+            for sep in seps:
+                if sep.startswith(end) and Joiner(sep, end) not in ways:
+                    found = {tuple(cuts) for owners in _readings(marks, k) if (cuts := _cuts(core, sep, marks, owners, k, last=True))}
+                    if len(found) == 1:
+                        cuts = list(found.pop())
+                        starts = [0, *(c + len(sep) for c in cuts)]
+                        sentences[Joiner(sep, end)] = [core[a:b] + end for a, b in zip(starts, [*cuts, len(core)], strict=True)]
+        known = [j for j in known_joiners if j in ways or j in sentences]
+        if len(known) == 1:
+            return known[0], ways.get(known[0]) or sentences[known[0]]
+        if not known and len(sentences) == 1 and not any(j.sep.startswith(end) for j in ways if j.sep):
+            return next(iter(sentences.items()))
         if len(known) == 1 or len(ways) == 1:
             joiner = known[0] if known else next(iter(ways))
             return joiner, ways[joiner]
@@ -316,49 +395,75 @@ def _readings(marks: list[tuple[int, int, frozenset[int]]], k: int) -> list[list
     return out
 
 
-def _cuts(core: str, sep: str, marks: list[tuple[int, int, frozenset[int]]], owners: list[int], k: int) -> list[int] | None:
-    """Where ``core`` is cut between requests (one ``sep`` between two requests' namings), or None."""
+def _cuts(core: str, sep: str, marks: list[tuple[int, int, frozenset[int]]], owners: list[int], k: int,
+          *, last: bool = False) -> list[int] | None:
+    """Where ``core`` is cut between requests (one ``sep`` between two requests' namings), or None.
+    ``last``: the last ``sep`` between them, however many there are (the text between stays with the earlier)."""
     cuts = []
     for q in range(k - 1):
-        last = max(e for (_s, e, _o), r in zip(marks, owners, strict=True) if r == q)
+        end = max(e for (_s, e, _o), r in zip(marks, owners, strict=True) if r == q)
         first = min(s for (s, _e, _o), r in zip(marks, owners, strict=True) if r == q + 1)
-        at = [m.start() for m in re.finditer(re.escape(sep), core[last:first])]
-        if len(at) != 1:
+        at = [m.start() for m in re.finditer(re.escape(sep), core[end:first])]
+        if not at or len(at) > 1 and not last:
             return None
-        cuts.append(last + at[0])
+        cuts.append(end + at[-1])
     return cuts
 
 
-def segment(task: str, binds: Callable[[str], bool]) -> tuple[str, list[str]] | None:
-    """The prelude and two or more clauses of ``task`` such that prelude + each clause ``binds``
-    (a skill takes it): the shortest prelude that works, then the fewest clauses (the earliest
-    cuts first). None when no such cutting exists."""
-    parts = pieces(task)
-    n = len(parts)
-    if n < 2:
-        return None
+_MAX_LOOKUPS = 4096  # texts a message's cutting may look up a skill for
+
+
+def segment(task: str, binds: Callable[[str], bool]) -> tuple[str, list[str], str] | None:
+    """The prelude, two or more clauses and the closing of ``task`` such that prelude + each clause +
+    closing ``binds`` (a skill takes it): sentences first, then cuts inside sentences (``pieces(fine=True)``);
+    the shortest prelude that works, then no closing or the shortest, then the fewest clauses (the
+    earliest cuts first). The prelude and the closing are whole sentences. None when no such cutting
+    exists."""
+    sentences = pieces(task)
+    bounds = {a for a, _b in sentences}
+    looked = [0]
     memo: dict[str, bool] = {}
 
     def ok(text: str) -> bool:
         text = text.strip()
         if text not in memo:
-            memo[text] = binds(text)
+            looked[0] += 1
+            memo[text] = looked[0] <= _MAX_LOOKUPS and binds(text)
         return memo[text]
 
+    for parts in (sentences, pieces(task, fine=True)):
+        if parts is not sentences and len(parts) == len(sentences):
+            continue
+        cut = _segment(task, parts, bounds, ok)
+        if cut is not None:
+            return cut
+    return None
+
+
+def _segment(task: str, parts: list[tuple[int, int]], bounds: set[int], ok: Callable[[str], bool]) -> tuple[str, list[str], str] | None:
+    n = len(parts)
+    if n < 2:
+        return None
     for p in range(n - 1):
+        if parts[p][0] not in bounds:
+            continue
         prelude = task[: parts[p][0]] if p else ""
-        best: dict[int, list[int]] = {p: []}  # piece index → the fewest cuts that reach it
-        for a in range(p, n):
-            if a not in best:
+        for c in range(n, p + 1, -1):
+            if c < n and parts[c][0] not in bounds:
                 continue
-            for b in range(a + 1, n + 1):
-                if b in best and len(best[b]) <= len(best[a]) + 1:
+            closing = task[parts[c][0] :] if c < n else ""
+            best: dict[int, list[int]] = {p: []}  # piece index → the fewest cuts that reach it
+            for a in range(p, c):
+                if a not in best:
                     continue
-                end = parts[b][0] if b < n else len(task)
-                if ok(prelude + task[parts[a][0] : end]):
-                    best[b] = [*best[a], b]
-        cuts = best.get(n)
-        if cuts is not None and len(cuts) >= 2:
-            bounds = [p, *cuts]
-            return prelude, [task[parts[a][0] : (parts[b][0] if b < n else len(task))] for a, b in itertools.pairwise(bounds)]
+                for b in range(a + 1, c + 1):
+                    if b in best and len(best[b]) <= len(best[a]) + 1:
+                        continue
+                    end = parts[b][0] if b < n else len(task)
+                    if ok(prelude + task[parts[a][0] : end] + closing):
+                        best[b] = [*best[a], b]
+            cuts = best.get(c)
+            if cuts is not None and len(cuts) >= 2:
+                edges = [p, *cuts]
+                return prelude, [task[parts[a][0] : (parts[b][0] if b < n else len(task))] for a, b in itertools.pairwise(edges)], closing
     return None
