@@ -40,7 +40,7 @@ from ._spec import Param, Ref
 from ._trajectory import Outcome, Trajectory, canonical_json
 from ._values import _leaves, walk_exprs
 
-__all__ = ["Joiner", "Split", "pieces", "segment", "split_run"]
+__all__ = ["Joiner", "Split", "carried_text", "pieces", "segment", "split_run"]
 
 _MAX_READINGS = 4096  # ways of placing the writes in the message considered
 
@@ -90,6 +90,7 @@ class Split:
     clauses: tuple[str, ...]
     joiner: Joiner
     closing: str = ""  # text after the last request that every request's run has (who is asking, said last)
+    carried: tuple[tuple[Any, ...], ...] = ()  # per request: the values its clause carries over from an earlier one
 
 
 def _scalars(value: Any) -> set[str]:
@@ -143,9 +144,15 @@ class _Facts:
     is_read: list[bool]
     writes: list[int]
     said_at: dict[str, list[tuple[int, int]]]  # task value (param name) → where the message says it (chars)
+    value_of: dict[str, Any]  # task value (param name) → the value
     params_of: list[set[str]]
     refs_of: list[set[int]]
     deps: list[set[int]]
+    # the same, a value the message says read as said even where the lifter took it from a result that
+    # echoes it (``ship_to`` returning the order id the next read takes): how a carried value flows
+    said_params_of: list[set[str]]
+    said_refs_of: list[set[int]]
+    said_deps: list[set[int]]
 
 
 def _facts(traj: Trajectory) -> _Facts:
@@ -154,15 +161,45 @@ def _facts(traj: Trajectory) -> _Facts:
     lifter = _Lifter(traj, roll=False)
     steps, _output, _eaches, _taken = _lift_values(lifter, traj)
     said_at: dict[str, list[tuple[int, int]]] = {}
+    value_of: dict[str, Any] = {}
     for (s, e), (name, value, _kind, _how) in lifter.params.items():
+        value_of[name] = value
         found = {(s, e)} | {(a, b) for a, b, _k, _h in lifter.spans.occurrences(value)}
         said_at.setdefault(name, []).extend(sorted(found))
     params_of = [{x.name for _k, a in args for x in walk_exprs(a) if isinstance(x, Param)} for _t, args in steps]
     refs_of = [{x.call for _k, a in args for x in walk_exprs(a) if isinstance(x, Ref)} for _t, args in steps]
+    named = {canonical_json(v): name for name, v in value_of.items() if type(v) in (str, int)}
+    said_params_of = [set(p) for p in params_of]
+    said_refs_of: list[set[int]] = [set() for _ in calls]
+    for i, (_t, args) in enumerate(steps):
+        for _k, a in args:
+            for x in walk_exprs(a):
+                if isinstance(x, Ref):
+                    name = named.get(canonical_json(_at(calls[x.call].result, x.path)))
+                    if name is None:
+                        said_refs_of[i].add(x.call)
+                    else:
+                        said_params_of[i].add(name)
+    return _Facts(list(calls), is_read, [i for i, r in enumerate(is_read) if not r], said_at, value_of, params_of, refs_of,
+                  _deps(refs_of), said_params_of, said_refs_of, _deps(said_refs_of))
+
+
+def _deps(refs_of: list[set[int]]) -> list[set[int]]:
+    """Every call whose result each call uses, directly or through other calls."""
     deps: list[set[int]] = []
-    for i in range(len(calls)):
-        deps.append(set(refs_of[i]).union(*(deps[j] for j in refs_of[i] if j < i)))
-    return _Facts(list(calls), is_read, [i for i, r in enumerate(is_read) if not r], said_at, params_of, refs_of, deps)
+    for i, refs in enumerate(refs_of):
+        deps.append(set(refs).union(*(deps[j] for j in refs if j < i)))
+    return deps
+
+
+def _at(value: Any, path: Sequence[str | int]) -> Any:
+    """``value`` at ``path``, or None where the path does not lead."""
+    for key in path:
+        try:
+            value = value[key]
+        except (KeyError, IndexError, TypeError):
+            return None
+    return value
 
 
 def split_run(traj: Trajectory, *, importable: bool = True, joiners: Sequence[Joiner] = ()) -> Split | str:
@@ -188,26 +225,33 @@ def split_run(traj: Trajectory, *, importable: bool = True, joiners: Sequence[Jo
     used = set().union(*facts.refs_of)
     asks = [r for r, read in enumerate(facts.is_read) if read and r not in used and facts.params_of[r] & set(facts.said_at)
             and r > writes[0]][:_MAX_ASKS]  # a question asked after the first write: never who is asking
-    for parts in (sentences, pieces(traj.task, fine=True)):
+    for parts, carry in itertools.product((sentences, pieces(traj.task, fine=True)), (False, True)):
         if parts is not sentences and len(parts) == len(sentences):
             continue
-        for size in range(len(asks), -1, -1):
+        for size in range(len(asks) + 1):
             for chosen in itertools.combinations(asks, size):
                 acts = sorted([*writes, *chosen])
-                if len(acts) < 2 or (parts is sentences and not chosen):
+                if len(acts) < 2 or (parts is sentences and not chosen and not carry):
                     continue
-                split = _split(traj, facts, parts, sentences, acts, joiners)
+                split = _split(traj, facts, parts, sentences, acts, joiners, carry=carry)
                 if isinstance(split, Split):
                     return split
     return first
 
 
 def _split(traj: Trajectory, facts: _Facts, parts: list[tuple[int, int]], sentences: list[tuple[int, int]],
-           acts: list[int], joiners: Sequence[Joiner]) -> Split | str:
+           acts: list[int], joiners: Sequence[Joiner], *, carry: bool = False) -> Split | str:
     """``traj`` cut at ``parts`` into one run per request, each request a set of ``acts`` (writes, and
-    reads that answer a question) said by one clause; or why not."""
+    reads that answer a question) said by one clause; or why not.
+
+    ``carry``: a value an earlier act used does not place a later act (``"Ship order #W1 to ... and
+    cancel it because ..."``: the cancel is placed by its reason); the request whose clause does not
+    say it carries it over from the clause that did (``Split.carried``)."""
     calls, is_read, writes = facts.calls, facts.is_read, facts.writes
-    params_of, refs_of, deps = facts.params_of, facts.refs_of, facts.deps
+    if carry:
+        params_of, refs_of, deps = facts.said_params_of, facts.said_refs_of, facts.said_deps
+    else:
+        params_of, refs_of, deps = facts.params_of, facts.refs_of, facts.deps
     if len(parts) < 2:
         return "the message is one sentence"
     n = len(parts)
@@ -221,10 +265,13 @@ def _split(traj: Trajectory, facts: _Facts, parts: list[tuple[int, int]], senten
 
     # acts → requests, by the pieces that say their values
     candidates = []
-    for w in acts:
+    for i, w in enumerate(acts):
         said = sorted(p for p in params_of[w] if p in occurs)
         if not said:
             return f"call {w} ({calls[w].tool}) uses no value the message says"
+        if carry:
+            earlier = set().union(*(params_of[v] for v in acts[:i]))
+            said = [p for p in said if p not in earlier] or said
         candidates.append(_windows([occurs[p] for p in said], n))
     picked = _requests(candidates)
     if isinstance(picked, str):
@@ -234,6 +281,8 @@ def _split(traj: Trajectory, facts: _Facts, parts: list[tuple[int, int]], senten
     if len(spans) < 2:
         return "every write uses values of one clause"
     request_of = {w: spans.index(windows[w]) for w in acts}
+    if any(is_read[r] and sum(1 for w in acts if request_of[w] == request_of[r]) > 1 for r in acts):
+        return "a question is said by a clause that asks for more"
     k = len(spans)
     starts = [lo for lo, _hi in spans]
     bounds = {a for a, _b in sentences}
@@ -245,6 +294,20 @@ def _split(traj: Trajectory, facts: _Facts, parts: list[tuple[int, int]], senten
         coda = n
     regions = [(starts[q], (starts[q + 1] if q + 1 < k else coda)) for q in range(k)]  # piece ranges
 
+    def said_in(p: str, lo: int, hi: int) -> bool:
+        return any(lo <= a and b < hi for a, b in occurs[p])
+
+    # values a request's acts use that its clause does not say: carried over from an earlier clause
+    carried: list[list[str]] = []
+    for q, (lo, hi) in enumerate(regions):
+        mine = sorted({p for w in acts if request_of[w] == q for p in params_of[w] if p in occurs})
+        away = [p for p in mine if not said_in(p, lo, hi) and not any(b < starts[0] or a >= coda for a, b in occurs[p])]
+        if away and (q == 0 or any(not any(said_in(p, *regions[e]) for e in range(q)) for p in away)):
+            return f"request {q + 1} uses a value no earlier clause says"
+        if len(away) > 1 or any(type(facts.value_of[p]) not in (str, int) for p in away):
+            return f"request {q + 1} carries more than one value, or one that is not a word or a number"
+        carried.append(sorted(away, key=lambda p: min(a for a, _b in occurs[p])))
+
     # reads → the requests they serve (a read may serve several: it is safe to make again), or the prelude
     owners: dict[int, set[int]] = {w: {request_of[w]} for w in acts}
     shared: set[int] = set()  # the prelude's calls: part of every request's run
@@ -252,7 +315,7 @@ def _split(traj: Trajectory, facts: _Facts, parts: list[tuple[int, int]], senten
         if not is_read[r] or r in request_of:
             continue
         said = sorted(p for p in params_of[r] if p in occurs)
-        homes = {q for q, (lo, hi) in enumerate(regions) if said and all(any(lo <= a and b < hi for a, b in occurs[p]) for p in said)}
+        homes = {q for q, (lo, hi) in enumerate(regions) if said and all(p in carried[q] or said_in(p, lo, hi) for p in said)}
         opening = bool(said) and all(any(b < starts[0] or a >= coda for a, b in occurs[p]) for p in said)
         if said and not homes and not opening:
             return f"call {r} ({calls[r].tool}) reads values of several clauses"
@@ -295,12 +358,19 @@ def _split(traj: Trajectory, facts: _Facts, parts: list[tuple[int, int]], senten
         )
         fresh.append(not seen_write)
         runs.append(Trajectory(
-            task=(prelude + clauses[q] + closing).strip(),
+            task=(prelude + carried_text([facts.value_of[p] for p in carried[q]]) + clauses[q] + closing).strip(),
             calls=[calls[c] for c in mine],
             outcome=Outcome(ok=True, output=answers[q]),
             tools={t: ref for t, ref in traj.tools.items() if any(calls[c].tool == t for c in mine)},
         ))
-    return Split(tuple(runs), tuple(fresh), prelude, clauses, joiner, closing)
+    return Split(tuple(runs), tuple(fresh), prelude, clauses, joiner, closing,
+                 tuple(tuple(facts.value_of[p] for p in c) for c in carried))
+
+
+def carried_text(values: Sequence[Any]) -> str:
+    """How a request's run says the values its clause carries over from an earlier one (``"W11: "``
+    before ``"and cancel it because ..."``): the text its skill's template binds them from."""
+    return f"{', '.join(str(v) for v in values)}: " if values else ""
 
 
 def _superseded(mine: list[int], calls: Sequence[Any], writes: list[int], request_of: dict[int, int], q: int) -> list[int]:
@@ -413,12 +483,17 @@ def _cuts(core: str, sep: str, marks: list[tuple[int, int, frozenset[int]]], own
 _MAX_LOOKUPS = 4096  # texts a message's cutting may look up a skill for
 
 
-def segment(task: str, binds: Callable[[str], bool]) -> tuple[str, list[str], str] | None:
+def segment(task: str, binds: Callable[[str], bool], carries: Callable[[str, str, str, str], bool] | None = None,
+            ) -> tuple[str, list[str], str] | None:
     """The prelude, two or more clauses and the closing of ``task`` such that prelude + each clause +
     closing ``binds`` (a skill takes it): sentences first, then cuts inside sentences (``pieces(fine=True)``);
     the shortest prelude that works, then no closing or the shortest, then the fewest clauses (the
     earliest cuts first). The prelude and the closing are whole sentences. None when no such cutting
-    exists."""
+    exists.
+
+    ``carries(before, prelude, clause, closing)``: whether the clause binds a skill with a value carried
+    over from ``before`` (prelude + the clause before + closing), for a clause that names what it acts
+    on only by a pronoun."""
     sentences = pieces(task)
     bounds = {a for a, _b in sentences}
     looked = [0]
@@ -434,13 +509,14 @@ def segment(task: str, binds: Callable[[str], bool]) -> tuple[str, list[str], st
     for parts in (sentences, pieces(task, fine=True)):
         if parts is not sentences and len(parts) == len(sentences):
             continue
-        cut = _segment(task, parts, bounds, ok)
+        cut = _segment(task, parts, bounds, ok, carries)
         if cut is not None:
             return cut
     return None
 
 
-def _segment(task: str, parts: list[tuple[int, int]], bounds: set[int], ok: Callable[[str], bool]) -> tuple[str, list[str], str] | None:
+def _segment(task: str, parts: list[tuple[int, int]], bounds: set[int], ok: Callable[[str], bool],
+             carries: Callable[[str, str, str, str], bool] | None) -> tuple[str, list[str], str] | None:
     n = len(parts)
     if n < 2:
         return None
@@ -460,7 +536,10 @@ def _segment(task: str, parts: list[tuple[int, int]], bounds: set[int], ok: Call
                     if b in best and len(best[b]) <= len(best[a]) + 1:
                         continue
                     end = parts[b][0] if b < n else len(task)
-                    if ok(prelude + task[parts[a][0] : end] + closing):
+                    clause = task[parts[a][0] : end]
+                    if ok(prelude + clause + closing) or carries is not None and best[a] and carries(
+                        prelude + task[parts[([p, *best[a]])[-2]][0] : parts[a][0]] + closing, prelude, clause, closing,
+                    ):
                         best[b] = [*best[a], b]
             cuts = best.get(c)
             if cuts is not None and len(cuts) >= 2:
