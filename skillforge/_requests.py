@@ -434,11 +434,11 @@ def _split_answer(output: Any, own: list[set[str]], known_joiners: Sequence[Join
         known = [j for j in known_joiners if j in ways or j in sentences]
         if len(known) == 1:
             return known[0], ways.get(known[0]) or sentences[known[0]]
-        if not known and len(sentences) == 1 and not any(j.sep.startswith(end) for j in ways if j.sep):
-            return next(iter(sentences.items()))
-        if len(known) == 1 or len(ways) == 1:
-            joiner = known[0] if known else next(iter(ways))
-            return joiner, ways[joiner]
+        between = {j: parts for j, parts in (sentences | ways).items() if end and j.sep and j.sep.startswith(end)}
+        if not known and len(between) == 1:  # the agent's answers are sentences: it joins them between sentences
+            return next(iter(between.items()))
+        if not known and len(ways) == 1:
+            return next(iter(ways.items()))
         if ways:
             return f"the answer falls into one part per request in {len(ways)} ways"
     return "the answer does not fall into one part per request"
@@ -533,8 +533,8 @@ def _segment(task: str, parts: list[tuple[int, int]], bounds: set[int], ok: Call
                 if a not in best:
                     continue
                 for b in range(a + 1, c + 1):
-                    if b in best and len(best[b]) <= len(best[a]) + 1:
-                        continue
+                    if b in best and len(best[b]) <= len(best[a]) + 1 or (a, b) == (p, c):
+                        continue  # the whole text as one clause is no composition
                     end = parts[b][0] if b < n else len(task)
                     clause = task[parts[a][0] : end]
                     if ok(prelude + clause + closing) or carries is not None and best[a] and carries(
