@@ -561,10 +561,6 @@ class Forge(Learning, Composing):
                 result = Result(task, output, "skill", match.skill.name, duration=time.perf_counter() - start, _raw_calls=calls)
                 return self._logged(result, usage)
         last: Attempt = attempt  # type: ignore[assignment]  # matches is non-empty
-        if not last.wrote:  # nothing written: the skills of the message's clauses may serve it yet
-            composed = yield from self._composed(task, start, usage)
-            if composed is not None:
-                return composed
         logger.info("skill %s stopped (%s); handing over", last.skill, last.reason)
         family = matches[0].template or matches[0].skill.template  # the phrasing the task was said in
         return (yield from self._agent_steps(

@@ -286,3 +286,4 @@ def test_a_sentence_with_a_clause_no_skill_takes_goes_to_the_agent(world: Any) -
     ):
         result, same = shadowed(forge, tmp, task)
         assert result.source == "agent" and result.clauses == () and same, (task, result.source)
+
