@@ -7,7 +7,9 @@ The policy (what a request is, how a message is cut, how answers join) is the pu
   request (each becomes or strengthens a skill of its own), and the way the agent joined their
   answers is kept in the state directory (``compose.json``);
 - serving: a message no skill takes whole is cut (``segment``) into a prelude and clauses that
-  each bind a skill with the prelude; the skills run in message order, each making its own reads
+  each bind a skill with the prelude (and the closing, who asks said last); a clause that names what
+  it acts on only by a pronoun binds the skill learned with that value carried over (``carry``); the
+  skills run in message order, each making its own reads
   (after an earlier clause's writes a read shows them), and the answers are joined as the agent
   joins them. A guard that stops a clause hands the whole message over to the agent with every call
   made so far, so no write is repeated. The plan is never written to ``skills/``: it is a sequence

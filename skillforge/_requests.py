@@ -11,16 +11,28 @@ and the skills run in message order (see ``_composing``).
 Everything here is learned from the run, never from words of a dataset:
 
 - a write belongs to the clause that says the values it uses (its arguments' task spans); writes
-  said by the same clause are one request; the text is cut only between sentences (after ``.``,
-  ``!``, ``?`` or ``;`` and a space), and text between two requests' values stays with the earlier;
+  said by the same clause are one request; the text is cut between sentences (after ``.``, ``!``,
+  ``?`` or ``;`` and a space) and, if that does not cut the run, also inside a sentence, after a
+  comma and before a connective word of English (``and``, ``also``, ``then``, ``plus``: used the way
+  punctuation is, as where a request may end, never as what a request is); text between two
+  requests' values stays with the earlier;
+- a value an earlier request used does not place a later one ("Ship order #W1 to ... and cancel it
+  because ..."): the later request is placed by its own values, and its run carries the value over
+  from the clause that said it, written before its clause (``carried_text``: ``"W1: and cancel it
+  because ..."``), where its skill's template binds it and composition passes it on;
+- a read no call uses, of values said after the first write's, may be a request of its own (a
+  question: "..., and tell me where order #W2 is"), when the answer has a part for it;
 - a read belongs to every request that acts after it and whose writes it feeds (through the data
   flow) or whose values it names (a read is safe to make again, so it may serve several); a read of
-  the opening's values, or of nothing the message says, that no single request needs is the
-  prelude's, part of every request's run;
+  the opening's values (or of a closing's, whole sentences after the last request: "... My email is
+  ana@x.com."), or of nothing the message says, that no single request needs is the prelude's, part
+  of every request's run;
 - a request that read something before another request wrote to it, and acted after that write,
   acted on a world its reads do not show: its run is not learned from (``Split.fresh``);
 - the answer is cut where each request's part names that request's own values and no other's: the
-  separator and the final mark found there (``"; "`` and ``"."``) are how the agent joins answers.
+  separator and the final mark found there (``"; "`` and ``"."``) are how the agent joins answers;
+  when the agent's answers are sentences, between sentences (the last sentence end before the next
+  request's first naming).
 
 A split that any of these leaves unclear is no split: the run is learned whole, as before.
 """
