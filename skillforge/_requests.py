@@ -323,6 +323,7 @@ def _split(traj: Trajectory, facts: _Facts, parts: list[tuple[int, int]], senten
     # reads → the requests they serve (a read may serve several: it is safe to make again), or the prelude
     owners: dict[int, set[int]] = {w: {request_of[w]} for w in acts}
     shared: set[int] = set()  # the prelude's calls: part of every request's run
+    questions = {request_of[a] for a in acts if is_read[a]}  # they read who asks too: an answer is for them only
     for r in range(len(calls)):
         if not is_read[r] or r in request_of:
             continue
@@ -337,7 +338,7 @@ def _split(traj: Trajectory, facts: _Facts, parts: list[tuple[int, int]], senten
         if opening and not users or not said and not fed:
             shared.add(r)
         else:
-            owners[r] = users | homes | fed
+            owners[r] = users | homes | fed | (questions if opening else set())
     runs_of = [_superseded([c for c in range(len(calls)) if c in shared or q in owners.get(c, ())], calls, acts, request_of, q)
                for q in range(k)]
     for q, mine in enumerate(runs_of):

@@ -123,6 +123,25 @@ def test_a_question_after_a_write_is_a_request_of_its_own() -> None:
     assert split_run(traj.model_copy(update={"calls": traj.calls[:1] + traj.calls[3:] + traj.calls[1:3]})) != split
 
 
+def test_a_question_reads_who_asks_even_when_only_the_write_uses_them() -> None:
+    # the shipping takes the customer's own address (a value of find_customer's result): the read is
+    # that request's; the question's run has it too, so its skill reads who asks before it answers
+    ana = {**ANA, "address": "9 Bay Road"}
+    traj = run(
+        "I'm ana@example.com. Ship order #W11 to my address, and tell me where order #W12 is.",
+        [
+            ("find_customer", {"email": "ana@example.com"}, ana),
+            ("get_order", {"order_id": "W11"}, order("W11")),
+            ("ship_to", {"order_id": "W11", "address": "9 Bay Road"}, {"order_id": "W11", "address": "9 Bay Road"}),
+            ("get_order", {"order_id": "W12"}, order("W12")),
+        ],
+        "Order #W11 now ships to 9 Bay Road. Order #W12 is pending and goes to 1 Elm Street.",
+    )
+    split = split_run(traj)
+    assert isinstance(split, Split), split
+    assert [[c.tool for c in r.calls] for r in split.runs] == [["find_customer", "get_order", "ship_to"], ["find_customer", "get_order"]]
+
+
 def test_who_asks_said_last_is_in_every_requests_run() -> None:
     traj = run(
         "Cancel order #W11 because it was a mistake. Ship order #W12 to 5 Oak Lane. I'm ana@example.com.",
