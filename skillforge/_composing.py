@@ -7,7 +7,9 @@ The policy (what a request is, how a message is cut, how answers join) is the pu
   request (each becomes or strengthens a skill of its own), and the way the agent joined their
   answers is kept in the state directory (``compose.json``);
 - serving: a message no skill takes whole is cut (``segment``) into a prelude and clauses that
-  each bind a skill with the prelude; the skills run in message order, each making its own reads
+  each bind a skill with the prelude (and the closing, who asks said last); a clause that names what
+  it acts on only by a pronoun binds the skill learned with that value carried over (``carry``); the
+  skills run in message order, each making its own reads
   (after an earlier clause's writes a read shows them), and the answers are joined as the agent
   joins them. A guard that stops a clause hands the whole message over to the agent with every call
   made so far, so no write is repeated. The plan is never written to ``skills/``: it is a sequence
@@ -21,11 +23,12 @@ import logging
 import os
 import time
 from pathlib import Path
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ._compile import Compiled
 from ._driving import Step, Steps
-from ._requests import Joiner, Split, segment, split_run
+from ._requests import Joiner, Split, carried_text, segment, split_run
 from ._result import Attempt, Result
 from ._trajectory import Trajectory
 from ._usage import Usage
@@ -134,16 +137,27 @@ class Composing:
         if joiner is None:
             return None
         hot = self._index()
-        cut = segment(task, lambda text: bool(hot.find(text) or hot.find_free(text)))
+
+        def lookup(text: str) -> list[Match]:
+            return hot.find(text) or hot.find_free(text)
+
+        def carries(before: str, prelude: str, clause: str, closing: str) -> bool:
+            found = lookup(before.strip())
+            return bool(found and carry(found[0].params, prelude, clause, closing, lookup))
+
+        cut = segment(task, lambda text: bool(lookup(text)), carries)
         if cut is None:
             return None
-        prelude, clauses = cut
+        prelude, clauses, closing = cut
         calls: list[Any] = []
         outputs: list[Any] = []
         served: list[tuple[str, str]] = []
+        before: dict[str, Any] = {}  # the values the skill of the clause before was called with
         for i, clause in enumerate(clauses):
             try:
-                matches = self.find_all((prelude + clause).strip())
+                matches = self.find_all((prelude + clause + closing).strip())
+                if not matches and before:
+                    matches = carry(before, prelude, clause, closing, self.find_all)
                 missing = "no skill takes it any more"
             except Exception as e:  # earlier clauses may have written: hand over, never raise
                 logger.exception("could not look up a skill for clause %d of %r", i + 1, task)
@@ -155,6 +169,7 @@ class Composing:
                     calls += made
                     outputs.append(output)
                     served.append((clause, match.skill.name))
+                    before = match.params
                     break
                 if attempt.wrote:
                     break  # a write happened: only the agent may continue from here
@@ -181,3 +196,15 @@ class Composing:
         )
         return self._logged(result, usage)
 
+
+def carry(before: dict[str, Any], prelude: str, clause: str, closing: str, find: Callable[[str], list[Match]]) -> list[Match]:
+    """The skills that take ``clause`` with a value of the clause before carried over (``"reset her
+    password"`` after ``"unlock ana.li"``): a value the skill before was called with, which the clause's
+    skill binds under the same name, as the run it was learned from carried it (``carried_text``)."""
+    for name, value in before.items():
+        if type(value) not in (str, int):
+            continue
+        found = [m for m in find((prelude + carried_text([value]) + clause + closing).strip()) if m.params.get(name) == value]
+        if found:
+            return found
+    return []

@@ -282,10 +282,10 @@ def _composition(forge: Forge, hot: Any, task: str) -> tuple[tuple[tuple[str, st
         return (), "agent", miss
     if cut is None:
         return (), "agent", miss
-    prelude, parts = cut
+    prelude, parts, closing = cut
     clauses = []
     for part in parts:
-        found = forge.find_all((prelude + part).strip())
+        found = forge.find_all((prelude + part + closing).strip())
         clauses.append((part, found[0].skill.name if found else "-"))
     if forge.joiner() is None:
         return tuple(clauses), "agent", (

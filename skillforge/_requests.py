@@ -11,16 +11,28 @@ and the skills run in message order (see ``_composing``).
 Everything here is learned from the run, never from words of a dataset:
 
 - a write belongs to the clause that says the values it uses (its arguments' task spans); writes
-  said by the same clause are one request; the text is cut only between sentences (after ``.``,
-  ``!``, ``?`` or ``;`` and a space), and text between two requests' values stays with the earlier;
+  said by the same clause are one request; the text is cut between sentences (after ``.``, ``!``,
+  ``?`` or ``;`` and a space) and, if that does not cut the run, also inside a sentence, after a
+  comma and before a connective word of English (``and``, ``also``, ``then``, ``plus``: used the way
+  punctuation is, as where a request may end, never as what a request is); text between two
+  requests' values stays with the earlier;
+- a value an earlier request used does not place a later one ("Ship order #W1 to ... and cancel it
+  because ..."): the later request is placed by its own values, and its run carries the value over
+  from the clause that said it, written before its clause (``carried_text``: ``"W1: and cancel it
+  because ..."``), where its skill's template binds it and composition passes it on;
+- a read no call uses, of values said after the first write's, may be a request of its own (a
+  question: "..., and tell me where order #W2 is"), when the answer has a part for it;
 - a read belongs to every request that acts after it and whose writes it feeds (through the data
   flow) or whose values it names (a read is safe to make again, so it may serve several); a read of
-  the opening's values, or of nothing the message says, that no single request needs is the
-  prelude's, part of every request's run;
+  the opening's values (or of a closing's, whole sentences after the last request: "... My email is
+  ana@x.com."), or of nothing the message says, that no single request needs is the prelude's, part
+  of every request's run;
 - a request that read something before another request wrote to it, and acted after that write,
   acted on a world its reads do not show: its run is not learned from (``Split.fresh``);
 - the answer is cut where each request's part names that request's own values and no other's: the
-  separator and the final mark found there (``"; "`` and ``"."``) are how the agent joins answers.
+  separator and the final mark found there (``"; "`` and ``"."``) are how the agent joins answers;
+  when the agent's answers are sentences, between sentences (the last sentence end before the next
+  request's first naming).
 
 A split that any of these leaves unclear is no split: the run is learned whole, as before.
 """
@@ -40,7 +52,7 @@ from ._spec import Param, Ref
 from ._trajectory import Outcome, Trajectory, canonical_json
 from ._values import _leaves, walk_exprs
 
-__all__ = ["Joiner", "Split", "pieces", "segment", "split_run"]
+__all__ = ["Joiner", "Split", "carried_text", "pieces", "segment", "split_run"]
 
 _MAX_READINGS = 4096  # ways of placing the writes in the message considered
 
@@ -89,6 +101,8 @@ class Split:
     prelude: str
     clauses: tuple[str, ...]
     joiner: Joiner
+    closing: str = ""  # text after the last request that every request's run has (who is asking, said last)
+    carried: tuple[tuple[Any, ...], ...] = ()  # per request: the values its clause carries over from an earlier one
 
 
 def _scalars(value: Any) -> set[str]:
@@ -129,80 +143,207 @@ def _requests(candidates: list[list[tuple[int, int]]]) -> list[tuple[int, int]] 
     return best[0]
 
 
+_RETRY = ("fewer than two writes", "the message is one sentence", "every write uses values of one clause",
+          "the clauses of two writes overlap", "the writes' values are said in more than one place")
+_MAX_ASKS = 3  # reads that may each be a request of their own (a question) considered together
+
+
+@dataclass(slots=True)
+class _Facts:
+    """What a run says, whatever the pieces its message is cut into: each call's task values and data flow."""
+
+    calls: list[Any]
+    is_read: list[bool]
+    writes: list[int]
+    said_at: dict[str, list[tuple[int, int]]]  # task value (param name) → where the message says it (chars)
+    value_of: dict[str, Any]  # task value (param name) → the value
+    params_of: list[set[str]]
+    refs_of: list[set[int]]
+    deps: list[set[int]]
+    # the same, a value the message says read as said even where the lifter took it from a result that
+    # echoes it (``ship_to`` returning the order id the next read takes): how a carried value flows
+    said_params_of: list[set[str]]
+    said_refs_of: list[set[int]]
+    said_deps: list[set[int]]
+
+
+def _facts(traj: Trajectory) -> _Facts:
+    calls = traj.calls
+    is_read = [bool(traj.tools.get(c.tool) and traj.tools[c.tool].read) for c in calls]
+    lifter = _Lifter(traj, roll=False)
+    steps, _output, _eaches, _taken = _lift_values(lifter, traj)
+    said_at: dict[str, list[tuple[int, int]]] = {}
+    value_of: dict[str, Any] = {}
+    for (s, e), (name, value, _kind, _how) in lifter.params.items():
+        value_of[name] = value
+        found = {(s, e)} | {(a, b) for a, b, _k, _h in lifter.spans.occurrences(value)}
+        said_at.setdefault(name, []).extend(sorted(found))
+    params_of = [{x.name for _k, a in args for x in walk_exprs(a) if isinstance(x, Param)} for _t, args in steps]
+    refs_of = [{x.call for _k, a in args for x in walk_exprs(a) if isinstance(x, Ref)} for _t, args in steps]
+    named = {canonical_json(v): name for name, v in value_of.items() if type(v) in (str, int)}
+    said_params_of = [set(p) for p in params_of]
+    said_refs_of: list[set[int]] = [set() for _ in calls]
+    for i, (_t, args) in enumerate(steps):
+        for _k, a in args:
+            for x in walk_exprs(a):
+                if isinstance(x, Ref):
+                    name = named.get(canonical_json(_at(calls[x.call].result, x.path)))
+                    if name is None:
+                        said_refs_of[i].add(x.call)
+                    else:
+                        said_params_of[i].add(name)
+    return _Facts(list(calls), is_read, [i for i, r in enumerate(is_read) if not r], said_at, value_of, params_of, refs_of,
+                  _deps(refs_of), said_params_of, said_refs_of, _deps(said_refs_of))
+
+
+def _deps(refs_of: list[set[int]]) -> list[set[int]]:
+    """Every call whose result each call uses, directly or through other calls."""
+    deps: list[set[int]] = []
+    for i, refs in enumerate(refs_of):
+        deps.append(set(refs).union(*(deps[j] for j in refs if j < i)))
+    return deps
+
+
+def _at(value: Any, path: Sequence[str | int]) -> Any:
+    """``value`` at ``path``, or None where the path does not lead."""
+    for key in path:
+        try:
+            value = value[key]
+        except (KeyError, IndexError, TypeError):
+            return None
+    return value
+
+
 def split_run(traj: Trajectory, *, importable: bool = True, joiners: Sequence[Joiner] = ()) -> Split | str:
     """``traj`` as one run per request, or why it is one request (or cannot be told apart).
 
+    Sentences first, writes as the requests' acts; then, if that does not cut the run, reads that
+    answer a question of their own (a read no call uses, of values said after the first write's),
+    and cuts inside sentences (``pieces(fine=True)``).
+
     ``joiners``: how the agent was seen to join answers before (an answer that could be cut in
     several ways is cut the known way)."""
-    calls = traj.calls
-    is_read = [bool(traj.tools.get(c.tool) and traj.tools[c.tool].read) for c in calls]
-    writes = [i for i, r in enumerate(is_read) if not r]
-    if len(writes) < 2:
+    writes = [i for i, c in enumerate(traj.calls) if not (traj.tools.get(c.tool) and traj.tools[c.tool].read)]
+    if not writes or len(writes) < 2 and len(traj.calls) == writes[0] + 1:  # no second write, no read after the write
         return "fewer than two writes"
     problem = _check_run(traj, importable)
     if problem is not None:
         return problem.reason
-    parts = pieces(traj.task)
+    facts = _facts(traj)
+    sentences = pieces(traj.task)
+    first = _split(traj, facts, sentences, sentences, writes, joiners) if len(writes) >= 2 else "fewer than two writes"
+    if isinstance(first, Split) or not first.startswith(_RETRY):
+        return first
+    used = set().union(*facts.refs_of)
+    asks = [r for r, read in enumerate(facts.is_read) if read and r not in used and facts.params_of[r] & set(facts.said_at)
+            and r > writes[0]][:_MAX_ASKS]  # a question asked after the first write: never who is asking
+    for parts, carry in itertools.product((sentences, pieces(traj.task, fine=True)), (False, True)):
+        if parts is not sentences and len(parts) == len(sentences):
+            continue
+        for size in range(len(asks) + 1):
+            for chosen in itertools.combinations(asks, size):
+                acts = sorted([*writes, *chosen])
+                if len(acts) < 2 or (parts is sentences and not chosen and not carry):
+                    continue
+                split = _split(traj, facts, parts, sentences, acts, joiners, carry=carry)
+                if isinstance(split, Split):
+                    return split
+    return first
+
+
+def _split(traj: Trajectory, facts: _Facts, parts: list[tuple[int, int]], sentences: list[tuple[int, int]],
+           acts: list[int], joiners: Sequence[Joiner], *, carry: bool = False) -> Split | str:
+    """``traj`` cut at ``parts`` into one run per request, each request a set of ``acts`` (writes, and
+    reads that answer a question) said by one clause; or why not.
+
+    ``carry``: a value an earlier act used does not place a later act (``"Ship order #W1 to ... and
+    cancel it because ..."``: the cancel is placed by its reason); the request whose clause does not
+    say it carries it over from the clause that did (``Split.carried``)."""
+    calls, is_read, writes = facts.calls, facts.is_read, facts.writes
+    if carry:
+        params_of, refs_of, deps = facts.said_params_of, facts.said_refs_of, facts.said_deps
+    else:
+        params_of, refs_of, deps = facts.params_of, facts.refs_of, facts.deps
     if len(parts) < 2:
         return "the message is one sentence"
-    lifter = _Lifter(traj, roll=False)
-    steps, _output, _eaches, _taken = _lift_values(lifter, traj)
+    n = len(parts)
 
     def piece_span(a: int, b: int) -> tuple[int, int]:
         first = next(i for i, (s, e) in enumerate(parts) if a < e)
         last = next(i for i, (s, e) in reversed(list(enumerate(parts))) if s < b)
         return first, max(first, last)
 
-    occurs: dict[str, list[tuple[int, int]]] = {}
-    for (s, e), (name, value, _kind, _how) in lifter.params.items():
-        found = {(s, e)} | {(a, b) for a, b, _k, _h in lifter.spans.occurrences(value)}
-        occurs.setdefault(name, []).extend(piece_span(a, b) for a, b in sorted(found))
-    params_of = [{x.name for _k, a in args for x in walk_exprs(a) if isinstance(x, Param)} for _t, args in steps]
-    refs_of = [{x.call for _k, a in args for x in walk_exprs(a) if isinstance(x, Ref)} for _t, args in steps]
-    deps: list[set[int]] = []
-    for i in range(len(calls)):
-        deps.append(set(refs_of[i]).union(*(deps[j] for j in refs_of[i] if j < i)))
+    occurs = {name: [piece_span(a, b) for a, b in found] for name, found in facts.said_at.items()}
 
-    # writes → requests, by the pieces that say their values
+    # acts → requests, by the pieces that say their values
     candidates = []
-    for w in writes:
+    for i, w in enumerate(acts):
         said = sorted(p for p in params_of[w] if p in occurs)
         if not said:
             return f"call {w} ({calls[w].tool}) uses no value the message says"
-        candidates.append(_windows([occurs[p] for p in said], len(parts)))
+        if carry:
+            earlier = set().union(*(params_of[v] for v in acts[:i]))
+            said = [p for p in said if p not in earlier] or said
+        candidates.append(_windows([occurs[p] for p in said], n))
     picked = _requests(candidates)
     if isinstance(picked, str):
         return picked
-    windows = dict(zip(writes, picked, strict=True))
+    windows = dict(zip(acts, picked, strict=True))
     spans = sorted(set(picked))
     if len(spans) < 2:
         return "every write uses values of one clause"
-    request_of = {w: spans.index(windows[w]) for w in writes}
+    request_of = {w: spans.index(windows[w]) for w in acts}
+    if any(is_read[r] and sum(1 for w in acts if request_of[w] == request_of[r]) > 1 for r in acts):
+        return "a question is said by a clause that asks for more"
     k = len(spans)
     starts = [lo for lo, _hi in spans]
-    regions = [(starts[q], (starts[q + 1] if q + 1 < k else len(parts))) for q in range(k)]  # piece ranges
+    bounds = {a for a, _b in sentences}
+    if parts[starts[0]][0] not in bounds:
+        return "the first request starts inside a sentence"
+    # a closing (who is asking, said after every request): its reads are everyone's, like the opening's
+    coda = next((i for i in range(spans[-1][1] + 1, n) if parts[i][0] in bounds), n)
+    if not any(a >= coda for occ in occurs.values() for a, _b in occ):
+        coda = n
+    regions = [(starts[q], (starts[q + 1] if q + 1 < k else coda)) for q in range(k)]  # piece ranges
+
+    def said_in(p: str, lo: int, hi: int) -> bool:
+        return any(lo <= a and b < hi for a, b in occurs[p])
+
+    # values a request's acts use that its clause does not say: carried over from an earlier clause
+    carried: list[list[str]] = []
+    for q, (lo, hi) in enumerate(regions):
+        mine = sorted({p for w in acts if request_of[w] == q for p in params_of[w] if p in occurs})
+        away = [p for p in mine if not said_in(p, lo, hi) and not any(b < starts[0] or a >= coda for a, b in occurs[p])]
+        if away and (q == 0 or any(not any(said_in(p, *regions[e]) for e in range(q)) for p in away)):
+            return f"request {q + 1} uses a value no earlier clause says"
+        if len(away) > 1 or any(type(facts.value_of[p]) not in (str, int) for p in away):
+            return f"request {q + 1} carries more than one value, or one that is not a word or a number"
+        carried.append(sorted(away, key=lambda p: min(a for a, _b in occurs[p])))
 
     # reads → the requests they serve (a read may serve several: it is safe to make again), or the prelude
-    owners: dict[int, set[int]] = {w: {request_of[w]} for w in writes}
+    owners: dict[int, set[int]] = {w: {request_of[w]} for w in acts}
     shared: set[int] = set()  # the prelude's calls: part of every request's run
+    questions = {request_of[a] for a in acts if is_read[a]}  # they read who asks too: an answer is for them only
     for r in range(len(calls)):
-        if not is_read[r]:
+        if not is_read[r] or r in request_of:
             continue
         said = sorted(p for p in params_of[r] if p in occurs)
-        homes = {q for q, (lo, hi) in enumerate(regions) if said and all(any(lo <= a and b < hi for a, b in occurs[p]) for p in said)}
-        opening = bool(said) and all(any(b < starts[0] for _a, b in occurs[p]) for p in said)
+        homes = {q for q, (lo, hi) in enumerate(regions) if said and all(p in carried[q] or said_in(p, lo, hi) for p in said)}
+        opening = bool(said) and all(any(b < starts[0] or a >= coda for a, b in occurs[p]) for p in said)
         if said and not homes and not opening:
             return f"call {r} ({calls[r].tool}) reads values of several clauses"
         users = {request_of[w] for w in writes if r in deps[w]}
         fed = set().union(*(owners[j] for j in refs_of[r] if j not in shared))
-        homes = {q for q in homes if any(w > r and request_of[w] == q for w in writes)} or homes  # not for a request done
+        homes = {q for q in homes if any(w > r and request_of[w] == q for w in acts)} or homes  # not for a request done
         if opening and not users or not said and not fed:
             shared.add(r)
         else:
-            owners[r] = users | homes | fed
-    runs_of = [_superseded([c for c in range(len(calls)) if c in shared or q in owners.get(c, ())], calls, writes, request_of, q)
+            owners[r] = users | homes | fed | (questions if opening else set())
+    runs_of = [_superseded([c for c in range(len(calls)) if c in shared or q in owners.get(c, ())], calls, acts, request_of, q)
                for q in range(k)]
     for q, mine in enumerate(runs_of):
+        if not any(not is_read[c] or c in request_of for c in mine):
+            return f"request {q + 1} does nothing"
         for c in mine:
             if not refs_of[c] <= set(mine):
                 return f"call {c} ({calls[c].tool}) uses what another request's call returned"
@@ -217,7 +358,8 @@ def split_run(traj: Trajectory, *, importable: bool = True, joiners: Sequence[Jo
 
     task = traj.task
     prelude = task[: parts[starts[0]][0]] if starts[0] else ""
-    clauses = tuple(task[parts[lo][0] : (parts[hi][0] if hi < len(parts) else len(task))] for lo, hi in regions)
+    closing = task[parts[coda][0] :] if coda < n else ""
+    clauses = tuple(task[parts[lo][0] : (parts[hi][0] if hi < n else len(task))] for lo, hi in regions)
     world = set().union(*(_scalars(c.args) | _scalars(c.result) for c, r in zip(calls, is_read, strict=True) if r))
     runs, fresh = [], []
     for q in range(k):
@@ -229,12 +371,19 @@ def split_run(traj: Trajectory, *, importable: bool = True, joiners: Sequence[Jo
         )
         fresh.append(not seen_write)
         runs.append(Trajectory(
-            task=(prelude + clauses[q]).strip(),
+            task=(prelude + carried_text([facts.value_of[p] for p in carried[q]]) + clauses[q] + closing).strip(),
             calls=[calls[c] for c in mine],
             outcome=Outcome(ok=True, output=answers[q]),
             tools={t: ref for t, ref in traj.tools.items() if any(calls[c].tool == t for c in mine)},
         ))
-    return Split(tuple(runs), tuple(fresh), prelude, clauses, joiner)
+    return Split(tuple(runs), tuple(fresh), prelude, clauses, joiner, closing,
+                 tuple(tuple(facts.value_of[p] for p in c) for c in carried))
+
+
+def carried_text(values: Sequence[Any]) -> str:
+    """How a request's run says the values its clause carries over from an earlier one (``"W11: "``
+    before ``"and cancel it because ..."``): the text its skill's template binds them from."""
+    return f"{', '.join(str(v) for v in values)}: " if values else ""
 
 
 def _superseded(mine: list[int], calls: Sequence[Any], writes: list[int], request_of: dict[int, int], q: int) -> list[int]:
@@ -280,16 +429,29 @@ def _split_answer(output: Any, own: list[set[str]], known_joiners: Sequence[Join
         )
         seps = sorted({m.group() for m in re.finditer(r"[,;:.!?]?\s+", core)})
         ways: dict[Joiner, list[Any]] = {}
+        sentences: dict[Joiner, list[Any]] = {}
         for sep in seps:
             found = {tuple(cuts) for owners in _readings(marks, k) if (cuts := _cuts(core, sep, marks, owners, k))}
             if len(found) == 1:
                 cuts = list(found.pop())
                 starts = [0, *(c + len(sep) for c in cuts)]
                 ways[Joiner(sep, end)] = [core[a:b] + end for a, b in zip(starts, [*cuts, len(core)], strict=True)]
-        known = [j for j in known_joiners if j in ways]
-        if len(known) == 1 or len(ways) == 1:
-            joiner = known[0] if known else next(iter(ways))
-            return joiner, ways[joiner]
+        if end:  # cut between sentences: at the last sentence end before a request's first naming
+            for sep in seps:
+                if sep.startswith(end) and Joiner(sep, end) not in ways:
+                    found = {tuple(cuts) for owners in _readings(marks, k) if (cuts := _cuts(core, sep, marks, owners, k, last=True))}
+                    if len(found) == 1:
+                        cuts = list(found.pop())
+                        starts = [0, *(c + len(sep) for c in cuts)]
+                        sentences[Joiner(sep, end)] = [core[a:b] + end for a, b in zip(starts, [*cuts, len(core)], strict=True)]
+        known = [j for j in known_joiners if j in ways or j in sentences]
+        if len(known) == 1:
+            return known[0], ways.get(known[0]) or sentences[known[0]]
+        between = {j: parts for j, parts in (sentences | ways).items() if end and j.sep and j.sep.startswith(end)}
+        if not known and len(between) == 1:  # the agent's answers are sentences: it joins them between sentences
+            return next(iter(between.items()))
+        if not known and len(ways) == 1:
+            return next(iter(ways.items()))
         if ways:
             return f"the answer falls into one part per request in {len(ways)} ways"
     return "the answer does not fall into one part per request"
@@ -316,49 +478,84 @@ def _readings(marks: list[tuple[int, int, frozenset[int]]], k: int) -> list[list
     return out
 
 
-def _cuts(core: str, sep: str, marks: list[tuple[int, int, frozenset[int]]], owners: list[int], k: int) -> list[int] | None:
-    """Where ``core`` is cut between requests (one ``sep`` between two requests' namings), or None."""
+def _cuts(core: str, sep: str, marks: list[tuple[int, int, frozenset[int]]], owners: list[int], k: int,
+          *, last: bool = False) -> list[int] | None:
+    """Where ``core`` is cut between requests (one ``sep`` between two requests' namings), or None.
+    ``last``: the last ``sep`` between them, however many there are (the text between stays with the earlier)."""
     cuts = []
     for q in range(k - 1):
-        last = max(e for (_s, e, _o), r in zip(marks, owners, strict=True) if r == q)
+        end = max(e for (_s, e, _o), r in zip(marks, owners, strict=True) if r == q)
         first = min(s for (s, _e, _o), r in zip(marks, owners, strict=True) if r == q + 1)
-        at = [m.start() for m in re.finditer(re.escape(sep), core[last:first])]
-        if len(at) != 1:
+        at = [m.start() for m in re.finditer(re.escape(sep), core[end:first])]
+        if not at or len(at) > 1 and not last:
             return None
-        cuts.append(last + at[0])
+        cuts.append(end + at[-1])
     return cuts
 
 
-def segment(task: str, binds: Callable[[str], bool]) -> tuple[str, list[str]] | None:
-    """The prelude and two or more clauses of ``task`` such that prelude + each clause ``binds``
-    (a skill takes it): the shortest prelude that works, then the fewest clauses (the earliest
-    cuts first). None when no such cutting exists."""
-    parts = pieces(task)
-    n = len(parts)
-    if n < 2:
-        return None
+_MAX_LOOKUPS = 4096  # texts a message's cutting may look up a skill for
+
+
+def segment(task: str, binds: Callable[[str], bool], carries: Callable[[str, str, str, str], bool] | None = None,
+            ) -> tuple[str, list[str], str] | None:
+    """The prelude, two or more clauses and the closing of ``task`` such that prelude + each clause +
+    closing ``binds`` (a skill takes it): sentences first, then cuts inside sentences (``pieces(fine=True)``);
+    the shortest prelude that works, then no closing or the shortest, then the fewest clauses (the
+    earliest cuts first). The prelude and the closing are whole sentences. None when no such cutting
+    exists.
+
+    ``carries(before, prelude, clause, closing)``: whether the clause binds a skill with a value carried
+    over from ``before`` (prelude + the clause before + closing), for a clause that names what it acts
+    on only by a pronoun."""
+    sentences = pieces(task)
+    bounds = {a for a, _b in sentences}
+    looked = [0]
     memo: dict[str, bool] = {}
 
     def ok(text: str) -> bool:
         text = text.strip()
         if text not in memo:
-            memo[text] = binds(text)
+            looked[0] += 1
+            memo[text] = looked[0] <= _MAX_LOOKUPS and binds(text)
         return memo[text]
 
+    for parts in (sentences, pieces(task, fine=True)):
+        if parts is not sentences and len(parts) == len(sentences):
+            continue
+        cut = _segment(task, parts, bounds, ok, carries)
+        if cut is not None:
+            return cut
+    return None
+
+
+def _segment(task: str, parts: list[tuple[int, int]], bounds: set[int], ok: Callable[[str], bool],
+             carries: Callable[[str, str, str, str], bool] | None) -> tuple[str, list[str], str] | None:
+    n = len(parts)
+    if n < 2:
+        return None
     for p in range(n - 1):
+        if parts[p][0] not in bounds:
+            continue
         prelude = task[: parts[p][0]] if p else ""
-        best: dict[int, list[int]] = {p: []}  # piece index → the fewest cuts that reach it
-        for a in range(p, n):
-            if a not in best:
+        for c in range(n, p + 1, -1):
+            if c < n and parts[c][0] not in bounds:
                 continue
-            for b in range(a + 1, n + 1):
-                if b in best and len(best[b]) <= len(best[a]) + 1:
+            closing = task[parts[c][0] :] if c < n else ""
+            best: dict[int, list[int]] = {p: []}  # piece index → the fewest cuts that reach it
+            for a in range(p, c):
+                if a not in best:
                     continue
-                end = parts[b][0] if b < n else len(task)
-                if ok(prelude + task[parts[a][0] : end]):
-                    best[b] = [*best[a], b]
-        cuts = best.get(n)
-        if cuts is not None and len(cuts) >= 2:
-            bounds = [p, *cuts]
-            return prelude, [task[parts[a][0] : (parts[b][0] if b < n else len(task))] for a, b in itertools.pairwise(bounds)]
+                for b in range(a + 1, c + 1):
+                    if b in best and len(best[b]) <= len(best[a]) + 1 or (a, b) == (p, c):
+                        continue  # the whole text as one clause is no composition
+                    end = parts[b][0] if b < n else len(task)
+                    clause = task[parts[a][0] : end]
+                    if ok(prelude + clause + closing) or carries is not None and best[a] and carries(
+                        prelude + task[parts[([p, *best[a]])[-2]][0] : parts[a][0]] + closing, prelude, clause, closing,
+                    ):
+                        best[b] = [*best[a], b]
+            cuts = best.get(c)
+            if cuts is not None and len(cuts) >= 2:
+                edges = [p, *cuts]
+                return prelude, [task[parts[a][0] : (parts[b][0] if b < n else len(task))] for a, b in itertools.pairwise(edges)], closing
     return None

@@ -106,11 +106,33 @@ class TaskSpans:
 
 
 _CUT = re.compile(r"(?<=[.!?;])[\"')\]]*[ \t]+|\n\s*")
+# finer cuts, inside a sentence: after a comma, and before a connective word of English (used the way
+# sentence punctuation is: where one request may end and the next begin, never what a request is)
+_CONNECTIVE = r"(?:and|also|then|plus)"
+_FINE_CUT = re.compile(rf",[ \t]+|[ \t]+(?={_CONNECTIVE}\b)", re.IGNORECASE)
+_ONLY_CONNECTIVES = re.compile(rf"\W*(?:{_CONNECTIVE}\W*)+", re.IGNORECASE)
 
 
-def pieces(text: str) -> list[tuple[int, int]]:
+def pieces(text: str, *, fine: bool = False) -> list[tuple[int, int]]:
     """The sentence-like pieces of ``text`` as ``(start, end)``: cut after ``.``, ``!``, ``?`` or ``;`` and
-    a space, and at line breaks; the space stays with the piece before."""
-    cuts = [m.end() for m in _CUT.finditer(text) if 0 < m.end() < len(text)]
-    bounds = [0, *cuts, len(text)]
-    return [(a, b) for a, b in itertools.pairwise(bounds) if text[a:b].strip()]
+    a space, and at line breaks; the space stays with the piece before.
+
+    ``fine``: also cut after a comma and before ``and``, ``also``, ``then`` or ``plus``; a piece of such
+    words only (``"and "`` of ``", and also add"``) joins the piece after it."""
+    cuts = {m.end() for m in _CUT.finditer(text) if 0 < m.end() < len(text)}
+    if fine:
+        cuts |= {m.end() for m in _FINE_CUT.finditer(text) if 0 < m.end() < len(text)}
+    bounds = sorted({0, *cuts, len(text)})
+    out = [(a, b) for a, b in itertools.pairwise(bounds) if text[a:b].strip()]
+    if fine:
+        joined: list[tuple[int, int]] = []
+        carry: int | None = None
+        for a, b in out:
+            start = a if carry is None else carry
+            if _ONLY_CONNECTIVES.fullmatch(text[a:b]) and (a, b) != out[-1]:
+                carry = start
+                continue
+            joined.append((start, b))
+            carry = None
+        out = joined
+    return out

@@ -216,7 +216,7 @@ def test_segment_finds_the_shortest_prelude_and_the_fewest_clauses() -> None:
     known = {"I'm ana@example.com. Cancel order #W11.", "I'm ana@example.com. Ship order #W12 to 5 Oak Lane."}
     binds = known.__contains__
     assert segment("I'm ana@example.com. Cancel order #W11. Ship order #W12 to 5 Oak Lane.", binds) == (
-        "I'm ana@example.com. ", ["Cancel order #W11. ", "Ship order #W12 to 5 Oak Lane."],
+        "I'm ana@example.com. ", ["Cancel order #W11. ", "Ship order #W12 to 5 Oak Lane."], "",
     )
     # a sentence no clause of any skill takes: no cutting
     assert segment("I'm ana@example.com. Cancel order #W11. Call me tomorrow.", binds) is None

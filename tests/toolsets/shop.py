@@ -121,3 +121,54 @@ def agent(task: str, transcript: Sequence[Any] | None = None) -> str:
             call("ship_to", order_id=order_id, address=what)
             answers.append(f"Order #{order_id} now ships to {what}.")
     return " ".join(answers) if answers else "How can I help?"
+
+
+# -- requests joined inside a sentence, named by a pronoun, and questions -----------------
+_CLAUSE_CUT = re.compile(r"(?<=[.!?])\s+|,?\s+and\s+(?:also\s+)?|,\s+also\s+")
+_ASK_CANCEL = re.compile(r"(?:please\s+)?cancel (?:order #(\w+)|it) because (.+?)\.?", re.IGNORECASE)
+_ASK_SHIP = re.compile(r"(?:please\s+)?ship (?:order #(\w+)|it) to (.+?)\.?", re.IGNORECASE)
+_ASK_WHERE = re.compile(r"(?:please\s+)?tell me where order #(\w+) is\.?", re.IGNORECASE)
+
+
+def clause_agent(task: str, transcript: Sequence[Any] | None = None) -> str:
+    """Like ``agent``, for requests also joined inside a sentence ("Cancel order #W11 because ... and
+    ship order #W12 to ..."), an order named by "it" (the order named last), and a question ("tell me
+    where order #W12 is"). Reads each order again for each request; never repeats a write."""
+    pending = [(c.tool, c.args, c.result) for c in transcript or () if c.error is None]
+
+    def call(tool: str, **args: Any) -> Any:
+        for i, (t, a, r) in enumerate(pending):
+            if t == tool and a == args:
+                del pending[i]
+                return r
+        return TOOLBOX[tool](**args)
+
+    who = _WHO.search(task)
+    if who is None:
+        return "Who are you? Please give your email."
+    customer = call("find_customer", email=who[1])
+    answers = []
+    last: str | None = None
+    for clause in _CLAUSE_CUT.split(task):
+        m = _ASK_CANCEL.fullmatch(clause) or _ASK_SHIP.fullmatch(clause) or _ASK_WHERE.fullmatch(clause)
+        if m is None:
+            continue
+        order_id = m[1] or last
+        last = order_id
+        if order_id is None:
+            answers.append("Which order do you mean?")
+            continue
+        order = call("get_order", order_id=order_id)
+        if order["customer"] != customer["id"]:
+            answers.append(f"Order #{order_id} is not yours.")
+        elif m.re is _ASK_WHERE:
+            answers.append(f"Order #{order_id} is {order['status']} and goes to {order['address']}.")
+        elif order["status"] != "pending":
+            answers.append(f"Order #{order_id} is {order['status']}; I changed nothing.")
+        elif m.re is _ASK_CANCEL:
+            call("cancel_order", order_id=order_id, reason=m[2])
+            answers.append(f"Cancelled order #{order_id}.")
+        else:
+            call("ship_to", order_id=order_id, address=m[2])
+            answers.append(f"Order #{order_id} now ships to {m[2]}.")
+    return " ".join(answers) if answers else "How can I help?"
