@@ -453,6 +453,8 @@ class _Lifter(Selecting, Listing):
         """Note the other results that held the value an answer quotes from ``quoted``: the answer says one
         text, which either may be ("manager (maria.lopez) or the group owner (maria.lopez)"), so the skill
         checks that they still agree (where they differ, its answer would quote the wrong one)."""
+        if self._value_key(quoted) in self.used:
+            return  # an argument took this value: its other sources are that argument's to settle (``alts``)
         value = self._deref(quoted)
         for c, p in self.sources.get(f"{type(value).__name__}:{value!r}", []):
             other = Ref(c, p)
