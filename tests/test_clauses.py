@@ -8,7 +8,6 @@ same starting state (see ``tests/test_requests.py`` for requests one sentence ea
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -224,20 +223,7 @@ def world(tmp_path: Path) -> Any:
 
 def shadowed(forge: Forge, tmp: Path, task: str) -> tuple[Any, bool]:
     """``task`` through ``forge.solve()`` and, from the same starting state, through the agent alone."""
-    main = shop.DB["path"]
-    shutil.copyfile(main, tmp / "alone.sqlite3")
-    result = forge.solve(task)
-    after = shop.snapshot()
-    shop.DB["path"] = tmp / "alone.sqlite3"
-    saved = dict(shop.TOOLBOX)
-    shop.TOOLBOX.update({f.__name__: f for f in shop.TOOLS})
-    try:
-        alone = shop.clause_agent(task)
-        same = after == shop.snapshot() and alone == result.output
-    finally:
-        shop.TOOLBOX.update(saved)
-        shop.DB["path"] = main
-    return result, same
+    return shop.shadowed(forge, tmp, task, shop.clause_agent)
 
 
 def learn(forge: Forge, tmp: Path, *tasks: str) -> None:

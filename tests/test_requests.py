@@ -8,7 +8,6 @@ shop, shadowed by its agent alone from the same starting state.
 
 from __future__ import annotations
 
-import shutil
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -245,23 +244,9 @@ def world(tmp_path: Path) -> Any:
     shop.TOOLBOX.clear()
 
 
-def shadowed(forge: Forge, tmp: Path, task: str) -> tuple[Any, Any]:
-    """``task`` through ``forge.solve()`` and, from the same starting state, through the agent alone:
-    the result, and whether the two left the same orders and gave the same answer."""
-    main = shop.DB["path"]
-    shutil.copyfile(main, tmp / "alone.sqlite3")
-    result = forge.solve(task)
-    after = shop.snapshot()
-    shop.DB["path"] = tmp / "alone.sqlite3"
-    saved = dict(shop.TOOLBOX)
-    shop.TOOLBOX.update({f.__name__: f for f in shop.TOOLS})  # the plain tools: nothing recorded
-    try:
-        alone = shop.agent(task)
-        same = after == shop.snapshot() and alone == result.output
-    finally:
-        shop.TOOLBOX.update(saved)
-        shop.DB["path"] = main
-    return result, same
+def shadowed(forge: Forge, tmp: Path, task: str) -> tuple[Any, bool]:
+    """``task`` through ``forge.solve()`` and, from the same starting state, through the agent alone."""
+    return shop.shadowed(forge, tmp, task, shop.agent)
 
 
 FIRST = "I'm ana@example.com. Cancel order #W11 because it was a mistake. Ship order #W12 to 5 Oak Lane."

@@ -10,10 +10,13 @@ pending order of that customer; it answers one sentence per request, joined by a
 from __future__ import annotations
 
 import re
+import shutil
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
+
+from tests.toolsets._continuing import continuing
 
 DB: dict[str, Path] = {}
 TOOLBOX: dict[str, Any] = {}  # name → the callable the agent uses (a Forge's recording wrapper)
@@ -92,14 +95,7 @@ _SHIP = re.compile(r"Ship order #(\w+) to (.+?)\.(?:\s|$)")
 
 def agent(task: str, transcript: Sequence[Any] | None = None) -> str:
     """Serve the message with the tools in ``TOOLBOX``, continuing from ``transcript`` if given."""
-    pending = [(c.tool, c.args, c.result) for c in transcript or () if c.error is None]
-
-    def call(tool: str, **args: Any) -> Any:
-        for i, (t, a, r) in enumerate(pending):
-            if t == tool and a == args:
-                del pending[i]
-                return r
-        return TOOLBOX[tool](**args)
+    call = continuing(transcript, TOOLBOX)
 
     who = _WHO.search(task)
     if who is None:
@@ -134,14 +130,7 @@ def clause_agent(task: str, transcript: Sequence[Any] | None = None) -> str:
     """Like ``agent``, for requests also joined inside a sentence ("Cancel order #W11 because ... and
     ship order #W12 to ..."), an order named by "it" (the order named last), and a question ("tell me
     where order #W12 is"). Reads each order again for each request; never repeats a write."""
-    pending = [(c.tool, c.args, c.result) for c in transcript or () if c.error is None]
-
-    def call(tool: str, **args: Any) -> Any:
-        for i, (t, a, r) in enumerate(pending):
-            if t == tool and a == args:
-                del pending[i]
-                return r
-        return TOOLBOX[tool](**args)
+    call = continuing(transcript, TOOLBOX)
 
     who = _WHO.search(task)
     if who is None:
@@ -172,3 +161,23 @@ def clause_agent(task: str, transcript: Sequence[Any] | None = None) -> str:
             call("ship_to", order_id=order_id, address=m[2])
             answers.append(f"Order #{order_id} now ships to {m[2]}.")
     return " ".join(answers) if answers else "How can I help?"
+
+
+def shadowed(forge: Any, tmp: Path, task: str, alone: Callable[..., str] = agent) -> tuple[Any, bool]:
+    """``task`` through ``forge.solve()`` and, from the same starting state, through the agent ``alone``
+    (the plain tools: nothing recorded): the result, and whether the two left the same orders and gave
+    the same answer."""
+    main = DB["path"]
+    shutil.copyfile(main, tmp / "alone.sqlite3")
+    result = forge.solve(task)
+    after = snapshot()
+    DB["path"] = tmp / "alone.sqlite3"
+    saved = dict(TOOLBOX)
+    TOOLBOX.update({f.__name__: f for f in TOOLS})
+    try:
+        answer = alone(task)
+        same = after == snapshot() and answer == result.output
+    finally:
+        TOOLBOX.update(saved)
+        DB["path"] = main
+    return result, same
