@@ -151,6 +151,22 @@ class Forge(Loading, Learning, Composing):
         for t in tools:
             self.registry.register(t)
 
+    def close(self) -> None:
+        """Write the queued solves and let go of the open files (the run log, the metadata cache, the
+        semantic index); the Forge may be used again after (they open again). ``with Forge(...) as
+        forge:`` closes it at the end of the block."""
+        with self._lock:
+            if self.runlog is not None:
+                self.runlog.close()
+            self.cache.close()
+            self.semantic.close()
+
+    def __enter__(self) -> Forge:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     @property
     def agent(self) -> Callable[..., Any] | None:
         """The agent: ``agent(task)`` (or ``async def``, served by ``asolve``), or None."""

@@ -376,6 +376,12 @@ class SemanticIndex:
     def _db(self) -> Path:
         return self.path / "chroma.sqlite3"
 
+    def close(self) -> None:
+        """Let go of the collection (it opens again when next used). chromadb keeps its client for a
+        store open for the life of the process, shared by every index on that path; it is not stopped."""
+        with self._lock:
+            self._collection = None
+
     @property
     def collection(self) -> Any:
         with self._lock:

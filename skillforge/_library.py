@@ -370,6 +370,14 @@ class MetaCache:
     def put_proof(self, content_key: str, why: str | None) -> None:
         self._pending.append((f"{_PROOF_FORMAT}:{content_key}", "proof", json.dumps({"why": why})))
 
+    def close(self) -> None:
+        """Write what is pending and let go of the database (it opens again when next used)."""
+        if self._pending:
+            self.save()
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
     def save(self) -> None:
         """Write what was added since the last save, in one transaction."""
         pending, self._pending = self._pending, []

@@ -58,19 +58,24 @@ def standin() -> Iterator[ChatServer]:
 def make_forge(tmp_path: Path, standin: ChatServer):
     """Build Forges over the desk tools with their own skills/state dirs under tmp_path."""
     counter = iter(range(1000))
+    made: list[Forge] = []
 
     def make(*, learn: bool = True, agent: object = "standin", skills_dir: Path | None = None) -> Forge:
         n = next(counter)
         chosen = OpenAIAgent(model="stand-in", client=standin.client()) if agent == "standin" else agent
-        return Forge(
+        forge = Forge(
             skills_dir=skills_dir or tmp_path / f"skills{n}",
             state_dir=tmp_path / f"state{n}",
             agent=chosen,
             tools=desk.TOOLS,
             learn=learn,
         )
+        made.append(forge)
+        return forge
 
-    return make
+    yield make
+    for forge in made:  # their open files (run log, metadata cache), not left to the end of the session
+        forge.close()
 
 
 def copy_db(src: Path, dst: Path) -> Path:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 import shutil
 import sqlite3
 import sys
@@ -60,10 +62,14 @@ def test_hits_are_written_in_batches_not_one_by_one(desk_db: Path, make_forge) -
     assert conn.execute("SELECT COUNT(*) FROM hits").fetchone()[0] == 3
 
 
-def test_a_forge_dropped_before_exit_keeps_its_queued_solves(desk_db: Path, make_forge) -> None:
+def test_a_forge_dropped_before_exit_keeps_its_queued_solves(desk_db: Path, standin, tmp_path: Path) -> None:
     import gc
 
-    forge = make_forge()
+    from skillforge import Forge, OpenAIAgent
+    from skillforge.demo import desk
+
+    agent = OpenAIAgent(model="stand-in", client=standin.client())
+    forge = Forge(skills_dir=tmp_path / "skills", state_dir=tmp_path / "state", agent=agent, tools=desk.TOOLS)
     forge.solve("Where is my order #1002?")
     forge.solve("Where is my order #1010?")
     log = forge.state_dir / "runs.sqlite3"
@@ -195,3 +201,30 @@ def test_opening_a_library_again_uses_the_parse_cache_and_notices_changes(tmp_pa
     monkeypatch.undo()
     shutil.rmtree(tmp_path / "state")  # derived: deleting it loses nothing
     assert {s.name for s in Forge(skills_dir=skills, state_dir=tmp_path / "state", tools=desk.TOOLS).skills()} == names
+
+
+def test_close_writes_the_queued_solves_and_lets_go_of_open_files_and_the_forge_still_works(desk_db: Path, make_forge) -> None:
+    import os
+
+    def open_files(state: Path) -> int:
+        return sum(1 for fd in os.listdir("/proc/self/fd") if str(state) in _link(fd))
+
+    forge = make_forge()
+    forge.solve("Where is my order #1002?")
+    forge.solve("Where is my order #1010?")
+    assert open_files(forge.state_dir) > 0
+    forge.close()
+    assert open_files(forge.state_dir) == 0  # the run log and the metadata cache are closed
+    with contextlib.closing(sqlite3.connect(forge.state_dir / "runs.sqlite3")) as log:
+        rows = log.execute("SELECT source FROM log ORDER BY at").fetchall()
+    assert [r[0] for r in rows] == ["agent", "skill"]  # nothing queued was lost
+    with forge:  # usable again (its files open when next needed), and closed at the end of the block
+        assert forge.solve("Where is my order #1015?").source == "skill"
+    assert open_files(forge.state_dir) == 0
+
+
+def _link(fd: str) -> str:
+    try:
+        return os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        return ""

@@ -119,6 +119,7 @@ class Proxy:
         finally:
             await self._client.aclose()
             self._learner.shutdown(wait=True)  # a learn under way finishes: its files land whole
+            self.namespaces.close()
 
     def wait_idle(self, timeout: float | None = None) -> bool:
         """Wait until no conversation is being learned; False if ``timeout`` passed first."""

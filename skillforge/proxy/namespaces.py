@@ -128,8 +128,17 @@ class Namespaces:
             ns = self._make(tenant, conv)
             self._open[at] = ns
             while len(self._open) > self.max_open:
-                self._open.popitem(last=False)
+                _at, old = self._open.popitem(last=False)
+                if old.forge is not None:
+                    old.forge.close()  # its open files; it opens them again if a request still holds it
             return ns
+
+    def close(self) -> None:
+        """Let go of every open namespace's files (the proxy is stopping)."""
+        with self._lock:
+            for ns in self._open.values():
+                if ns.forge is not None:
+                    ns.forge.close()
 
     def _make(self, tenant: str, conv: Conversation) -> Namespace:
         where = Path(tenant) / f"{_slug(conv.model)}-{conv.key}"
