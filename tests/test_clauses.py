@@ -213,11 +213,9 @@ def test_segment_cuts_inside_a_sentence_and_carries_a_value_to_a_pronoun_clause(
 
 @pytest.fixture
 def world(tmp_path: Path) -> Any:
-    shop.make_world(tmp_path / "shop.sqlite3")
-    forge = Forge(skills_dir=tmp_path / "skills", state_dir=tmp_path / "state", agent=shop.clause_agent)
-    for f in shop.TOOLS:
-        shop.TOOLBOX[f.__name__] = forge.tool(read=f.__name__ in shop.READS)(f)
+    forge = shop.open_shop(tmp_path, shop.clause_agent)
     yield forge, tmp_path
+    forge.close()
     shop.TOOLBOX.clear()
 
 

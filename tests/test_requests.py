@@ -236,11 +236,9 @@ def test_a_skill_is_named_after_the_sentence_its_first_write_says() -> None:
 
 @pytest.fixture
 def world(tmp_path: Path) -> Any:
-    shop.make_world(tmp_path / "shop.sqlite3")
-    forge = Forge(skills_dir=tmp_path / "skills", state_dir=tmp_path / "state", agent=shop.agent)
-    for f in shop.TOOLS:
-        shop.TOOLBOX[f.__name__] = forge.tool(read=f.__name__ in shop.READS)(f)
+    forge = shop.open_shop(tmp_path, shop.agent)
     yield forge, tmp_path
+    forge.close()
     shop.TOOLBOX.clear()
 
 

@@ -181,3 +181,15 @@ def shadowed(forge: Any, tmp: Path, task: str, alone: Callable[..., str] = agent
         TOOLBOX.update(saved)
         DB["path"] = main
     return result, same
+
+
+def open_shop(tmp: Path, agent: Callable[..., str]) -> Any:
+    """A fresh shop under ``tmp`` and a Forge over its tools with ``agent`` (its recording wrappers in
+    ``TOOLBOX``, which the caller clears after)."""
+    from skillforge import Forge
+
+    make_world(tmp / "shop.sqlite3")
+    forge = Forge(skills_dir=tmp / "skills", state_dir=tmp / "state", agent=agent)
+    for f in TOOLS:
+        TOOLBOX[f.__name__] = forge.tool(read=f.__name__ in READS)(f)
+    return forge
