@@ -263,6 +263,9 @@ class _Renderer:
                 a, b = (self.expr(e) for e in g.value)
                 why = f"{a} equals {b}, as when learned (either could be what the agent used)"
                 return f"require({a} == {b}, {why!r})"
+            case "apart":
+                a, b = (self.expr(e) for e in g.value)
+                return f"require({a} != {b}, {f'{a} differs from {b}, as when learned'!r})"
             case "check":
                 return f"require(check({var}, {_sorted_keys(g.value)!r}{step_args}), 'its pre-check matches the learned run')"
             case "postcheck":
@@ -362,7 +365,7 @@ class _Renderer:
         var = self.spec.steps[i].var
         if var:
             return [self.guard(var, g, "") for g in guards]
-        return [self.guard("", g, "") for g in guards if g.kind == "agree"]
+        return [self.guard("", g, "") for g in guards if g.kind in ("agree", "apart")]
 
     def call(self, i: int, guards: bool = True) -> list[str]:
         step = self.spec.steps[i]

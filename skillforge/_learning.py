@@ -42,7 +42,7 @@ from ._records import folded_as
 from ._spec import Early, Expr, Guard, Param, SkillSpec, Step, Where
 from ._template import CHOICE, IGNORED, PHRASING, Slot, TaskTemplate, choices
 from ._trajectory import Trajectory
-from ._values import EACH, enum_like, one, resolve, walk_exprs
+from ._values import EACH, _leaves, enum_like, one, resolve, walk_exprs
 
 logger = logging.getLogger(__name__)
 
@@ -629,17 +629,7 @@ def without_idle_reads(traj: Trajectory) -> Trajectory:
 
 def _leaf_texts(value: Any) -> set[str]:
     """The scalar values in ``value`` as text (strings of two or more characters, numbers)."""
-    out: set[str] = set()
-    stack = [value]
-    while stack and len(out) < 20_000:
-        v = stack.pop()
-        if type(v) is str:
-            if len(v.strip()) >= 2:
-                out.add(v.strip().lower())
-        elif type(v) in (int, float):
-            out.add(str(v))
-        elif type(v) is dict:
-            stack.extend(v.values())
-        elif type(v) is list:
-            stack.extend(v)
-    return out
+    leaves = _leaves(value)
+    return {v.strip().lower() for v in leaves if type(v) is str and len(v.strip()) >= 2} | {
+        str(v) for v in leaves if type(v) in (int, float)
+    }

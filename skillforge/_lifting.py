@@ -35,7 +35,7 @@ from ._runchecks import coincidences, element_ref, positional_pins, quoted_item,
 from ._selecting import Selecting, _dig, _singular
 from ._spans import TOKEN_END, TOKEN_START, TaskSpans, pieces
 from ._spec import Const, DictOf, Each, Expr, Fmt, Guard, Join, Len, ListOf, Neg, Param, Ref, Select, SkillSpec, Step, Update
-from ._template import CHOICE, LIST, PHRASING, SLOT_PATTERNS, Slot, TaskTemplate, _said, parse_mapping, shape_of, union_shape
+from ._template import CHOICE, IGNORED, LIST, PHRASING, SLOT_PATTERNS, Slot, TaskTemplate, _said, parse_mapping, shape_of, union_shape
 from ._trajectory import Trajectory, canonical_json
 from ._values import _categorical, _leaves, collection, refs_in, walk_exprs
 
@@ -539,6 +539,23 @@ def _narrowed(template: TaskTemplate, task: str) -> tuple[Slot, ...]:
     )
 
 
+def _apart(template: TaskTemplate, bound: dict[str, Any], used: set[str]) -> list[Guard]:
+    """A task value that fed nothing (a slot the skill only checks, "(same as {order})") and another of
+    its shape that said something else in this run: they must differ again ("same as" the order the task
+    changes is not what the run saw; the agent may refuse it)."""
+    real = [s for s in template.slots if s.kind not in (CHOICE, IGNORED, LIST) and s.type == "str" and not s.parts]
+    out: list[Guard] = []
+    for s in real:
+        if s.name in used:
+            continue
+        for o in real:
+            if o.name != s.name and o.shape == s.shape and bound.get(o.name) != bound.get(s.name):
+                guard = Guard("apart", (), (Param(o.name), Param(s.name)) if o.name < s.name else (Param(s.name), Param(o.name)))
+                if guard not in out:
+                    out.append(guard)
+    return out
+
+
 def _params_used(raw_steps: list[tuple[str, tuple[tuple[str, Expr], ...]]], output: Expr) -> set[str]:
     return {e.name for top in [e for _t, a in raw_steps for _k, e in a] + [output] for e in walk_exprs(top) if isinstance(e, Param)}
 
@@ -793,7 +810,7 @@ def lift(
                 agree = Guard("agree", (), (Param(named[0]), Const(key))) if named else None
                 if agree is not None and agree not in guards[ref.call]:
                     guards[ref.call].append(agree)
-    pins = coincidences(traj, raw_steps, output, bound)
+    pins = coincidences(traj, raw_steps, output, bound) + _apart(template, bound, _params_used(raw_steps, output))
     if pins:  # checked before the first write: after the first call if it reads, else before it
         first_reads = traj.tools[traj.calls[0].tool].read if traj.calls else False
         (guards[0] if first_reads else pre_first).extend(g for g in pins if g not in guards[0])

@@ -129,12 +129,18 @@ def test_tasks_naming_other_orders_make_one_skill_that_checks_the_order_named(wo
     assert len(files) == 1, files
     source = (tmp / "skills" / files[0]).read_text()
     assert "get_product" not in source.split("SKILL = ", 1)[0] and "get_product(" not in source  # the idle read is not learned
-    assert "order in customer['orders']" in source or "in find_customer" in source, source
+    assert "require(order in customer['orders']" in source, source
+    assert "require(order != order_id" in source or "require(order_id != order" in source, source
 
     # another customer, another order named: served by the skill, as the agent would have
     result, same = shadowed(forge, tmp, "I'm fay@example.com. Ship order #W61 to 6 Mill Lane (same as #W62).")
     assert (result.source, same) == ("skill", True)
     assert [c.tool for c in result.calls] == ["find_customer", "get_order", "ship_to"]
+
+    # naming the very order the task changes: the agent refuses, and the skill hands over before its write
+    result, same = shadowed(forge, tmp, "I'm fay@example.com. Ship order #W61 to 6 Mill Lane (same as #W61).")
+    assert same and result.source != "skill"
+    assert result.output == "Order #W61 is not another of your orders; I changed nothing."
 
     # naming an order that is not the customer's: the agent changes nothing, and so does solve()
     result, same = shadowed(forge, tmp, "I'm gus@example.com. Ship order #W71 to 8 Dock Street (same as #W12).")
