@@ -9,7 +9,9 @@ become one skill whose guards are the facts of the world the runs saw:
   a list's emptiness, a number's sign, a task value's membership or equality, a value
   taken by position) keeps only the values, and for several such facts the
   combinations, the runs showed together: after (fraud_hold False, approved False)
-  and (True, True), the world (True, False) is a miss;
+  and (True, True), the world (True, False) is a miss; facts of the last write's result (and of
+  later reads), when the answer quotes none of them, are combined with each other only: the
+  facts before the write were checked, in a combination some run showed, before it was made;
 - a text fact that took at least ``ATTRIBUTE_RUNS`` values, more of them the more runs there are
   that acted alike describes *which* thing the run was about (a name, a city), not
   *what to do*: it is not guarded, and the skill says on how many runs that rests. A fact
@@ -39,7 +41,7 @@ from ._lists import substitute
 from ._names import named
 from ._relevance import acted_on
 from ._records import folded_as
-from ._spec import Early, Expr, Guard, Param, SkillSpec, Step, Where
+from ._spec import Early, Expr, Guard, Param, Ref, SkillSpec, Step, Where
 from ._template import CHOICE, IGNORED, PHRASING, Slot, TaskTemplate, choices
 from ._trajectory import Trajectory
 from ._values import EACH, _leaves, enum_like, one, resolve, walk_exprs
@@ -204,7 +206,7 @@ def merge(specs: list[SkillSpec], runs: list[Trajectory], *, phrased: int = 0) -
         if slot.kind == CHOICE and varied and len({tuple(_said_texts(spec, slot.name)) for spec in specs}) > 1:
             logger.debug("runs not merged: a choice said other texts where other facts varied: %s", slot.name)
             return None
-    _combine(kept, varied, len(specs), core)
+    _combine(kept, varied, len(specs), core, _answer_only(first))
     steps = tuple(
         Step(tool=s.tool, args=s.args, var=s.var, guards=tuple(kept[i]), pre=s.pre, post=s.post, each=s.each)
         for i, s in enumerate(first.steps)
@@ -409,19 +411,23 @@ def _said_texts(spec: SkillSpec, name: str) -> list[str]:
 
 
 def _combine(
-    kept: list[list[Guard]], varied: list[tuple[int, Guard, list[Any]]], n_runs: int, core: Callable[[int, Guard], bool]
+    kept: list[list[Guard]], varied: list[tuple[int, Guard, list[Any]]], n_runs: int, core: Callable[[int, Guard], bool],
+    answer_only: int | None = None,
 ) -> None:
     """Guards for the facts that varied: each on its own where the runs showed every combination
     (and context facts always, see ``_relevance``), else jointly.
 
     At each step, the facts about what the runs act on known so far (its own and earlier
     steps') are checked together, so an unseen combination stops the skill at the first
-    read that shows it.
+    read that shows it. From step ``answer_only`` on (the last write, when the answer quotes
+    nothing of its result or of later reads: see ``_answer_only``), the facts are checked
+    together with each other but not with the facts before it: those were checked, as a
+    combination some run showed, before the write was made.
     """
     joint = [v for v in varied if core(v[0], v[1])]
     for i in range(len(kept)):
         here = [v for v in joint if v[0] == i]
-        upto = [v for v in joint if v[0] <= i]
+        upto = [v for v in joint if v[0] <= i and (answer_only is None or i < answer_only or v[0] >= answer_only)]
         combos = sorted({tuple(v[2][r] for v in upto) for r in range(n_runs)}, key=repr)
         full = 1
         for v in upto:
@@ -439,6 +445,21 @@ def _combine(
                 kept[i].append(Guard("eq", g.path, allowed[0] if len(allowed) == 1 else tuple(allowed)))
             else:
                 kept[i].append(Guard("combo", (), (((call, g),), tuple((a,) for a in allowed))))
+
+
+def _answer_only(spec: SkillSpec) -> int | None:
+    """The step from which a skill's facts decide only its answer, and the answer says nothing they
+    could change: the last write, where the answer quotes nothing of its result or of a later read
+    (``"I requested an exchange for order {order_id}."``). None where there is no write, or the
+    answer quotes the write's result (a status it reports: how the agent words it may hinge on that
+    status together with what was read before)."""
+    writes = [i for i, st in enumerate(spec.steps) if not spec.tools[st.tool].read]
+    if not writes:
+        return None
+    last = writes[-1]
+    if any(isinstance(e, Ref) and e.call >= last for e in walk_exprs(spec.output)):
+        return None
+    return last
 
 
 _DOMAINS: dict[str, tuple[Any, ...]] = {

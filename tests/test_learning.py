@@ -586,3 +586,42 @@ def test_an_id_written_as_the_tool_takes_it_and_one_upper_cased_make_one_skill_t
     # a slot taken as written and one normalised otherwise (spaces squashed) stay apart
     squashed = TaskTemplate(b.text, [Slot("ticket_id", b.slots[0].kind, "str", "squash", b.slots[0].shape), *b.slots[1:]])
     assert widened(a, squashed) is None
+
+
+def _refund_run(order_id: str, order: dict[str, Any], refund: dict[str, Any], output: str | None = None) -> Trajectory:
+    full = {"id": order_id, "total": 40.0, **order}
+    return Trajectory(
+        task=f"Refund order #{order_id}",
+        calls=[
+            Call(tool="get_order", args={"order_id": order_id}, result=full),
+            Call(tool="refund", args={"order_id": order_id, "amount": 40.0}, result={"order_id": order_id, **refund}),
+        ],
+        outcome=Outcome(ok=True, output=output or f"Refunded order {order_id}."),
+        tools=TOOLS,
+    )
+
+
+def test_facts_of_the_last_writes_result_are_not_combined_with_those_checked_before_it() -> None:
+    # the agent answered alike whatever the refund said: its facts decide only an answer that quotes none of them
+    runs = [
+        _refund_run("1", {"fraud_hold": False, "approved": False}, {"queued": False}),
+        _refund_run("2", {"fraud_hold": True, "approved": True}, {"queued": True}),
+    ]
+    _spec, source = learn(runs)
+    body = source.split("def refund_order", 1)[1]
+    before, after = body.split("refund(", 1)
+    # before the write, the pair no run showed together is still a miss
+    assert "(order['approved'], order['fraud_hold']) in ((False, False), (True, True))" in before
+    # after it, the refund's flag took both values: no guard ties it to the order's flags
+    assert "queued" not in after.split("return", 1)[0].replace("has(", "")
+
+
+def test_an_answer_quoting_the_writes_result_keeps_its_facts_combined_with_the_earlier_ones() -> None:
+    # "Refund queued" may be worded otherwise for an order on hold: the agent's wording could hinge on both
+    runs = [
+        _refund_run("1", {"fraud_hold": False}, {"state": "queued"}, "Refund of order 1: queued."),
+        _refund_run("2", {"fraud_hold": True}, {"state": "sent"}, "Refund of order 2: sent."),
+    ]
+    _spec, source = learn(runs)
+    after = source.split("def refund_order", 1)[1].split("refund(", 1)[1]
+    assert "(order['fraud_hold'], refund_result['state']) in ((False, 'queued'), (True, 'sent'))" in after
