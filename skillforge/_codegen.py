@@ -582,6 +582,7 @@ def _meta_items(spec: SkillSpec) -> list[tuple[str, Any]]:
         ("instances", [list(i) for i in spec.instances]),
         ("tools", tools),
         ("runs", list(spec.runs)),
+        *([("evidence", list(spec.evidence))] if spec.evidence else []),
         ("task", spec.task),
         ("generator", f"skillforge {__version__}"),
     ]
@@ -619,7 +620,9 @@ def render_skill(spec: SkillSpec) -> str:
     n_runs = len(spec.runs)
     text = _env().get_template("skill.py.j2").render(
         template_doc="".join([_doc_text(spec.template), *(f"\n   or: {_doc_text(text)}" for text, _slots in spec.phrasings)]),
-        runs_phrase=f"{n_runs} recorded run{'s' if n_runs != 1 else ''}",
+        runs_phrase=f"{n_runs} recorded run{'s' if n_runs != 1 else ''}" + (
+            f" (its guards also rest on {len(spec.evidence)} run{'s' if len(spec.evidence) != 1 else ''} of the same request "
+            "by another route)" if spec.evidence else ""),
         task_doc=_doc_text(spec.task),
         imports=_imports(spec),
         meta=_meta(spec),

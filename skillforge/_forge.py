@@ -132,6 +132,8 @@ class Forge(Loading, Learning, Composing):
         self._hot: HotIndex | None = None
         self._problems: list[SkillFileError] = []
         self._seen: dict[Path, tuple[int, int]] = {}
+        self._by_route: dict[str, set[str]] = {}  # see Learning._evidence
+        self._lifts: dict[tuple[str, str], Any] = {}
         self._programs: dict[tuple[str, str], Any] = {}  # (skill, content hash) → its first run, lifted (see _rephrased)
         self._keys: dict[tuple[str, str], str | None] = {}  # the same → what same_program compares (see _rephrased)
         self._by_key: dict[str | None, set[str]] = {}  # a program key → skills of it (see _rephrased)

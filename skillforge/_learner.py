@@ -17,7 +17,7 @@ from ._codegen import render_skill, skill_meta
 from ._compile import Compiled, Rejected, admit, admit_file, prove_all
 from ._exceptions import SkillFileError, SkillforgeSignal
 from ._antiunify import _TOKEN, generalize, ignores_data, widened
-from ._learning import _walk_all, named, renamed_template, same_program, spec_from_runs, without_idle_reads
+from ._learning import _walk_all, named, renamed_template, route_key, same_program, spec_from_runs, without_idle_reads
 from ._lists import substitute
 from ._library import MetaCache, SkillFile, content_key, skill_from
 from ._lifting import lift
@@ -153,6 +153,8 @@ class Learning:
     _programs: dict[tuple[str, str], Any]
     _keys: dict[tuple[str, str], str | None]  # (skill, content hash) → _program_key of its first run
     _by_key: dict[str | None, set[str]]  # program key → names of skills that had it (checked against _keys)
+    _by_route: dict[str, set[str]]  # route key → names of skills whose first run had it (each run checked again)
+    _lifts: dict[tuple[str, str], Any]  # (run hash, template text) → the run lifted under it, and the run
     _said: dict[str, str]  # skill → the content hash its task's words were indexed for
     _caught_up: dict[str, tuple[Any, int]]  # index → (the template index, how many of its additions it has seen)
     _text_of: dict[str, frozenset[str]]  # template texts whose words are indexed in _texts_by_word
@@ -246,6 +248,7 @@ class Learning:
                 )
                 if isinstance(spec, Rejected):  # pragma: no cover - lifting is deterministic
                     return spec
+            spec = self._with_evidence(spec, [traj], TaskTemplate(spec.template, list(spec.slots)))
             source = render_skill(spec)
             violations = self.policy_violations(source, spec.name, spec.instances)
             if violations:
@@ -314,6 +317,8 @@ class Learning:
         """A skill learned from ``runs``, rendered, within the policy and proven on every run; else None
         (and why, at debug level)."""
         spec = spec_from_runs(runs, name=name, template=template, importable=self.importable_skills, phrasings=phrasings)
+        if not isinstance(spec, Rejected):
+            spec = self._with_evidence(spec, runs, template, phrasings)
         problem: Any = spec.reason if isinstance(spec, Rejected) else None
         if not isinstance(spec, Rejected):
             source = render_skill(spec)
@@ -594,8 +599,69 @@ class Learning:
             self._programs[key] = first
             self._keys[key] = _program_key(first) if first is not None else None
             self._by_key.setdefault(self._keys[key], set()).add(skill.name)
+            if first is not None and route_key(first) is not None:
+                self._by_route.setdefault(route_key(first), set()).add(skill.name)
         result: SkillSpec | None = self._programs[key]
         return result
+
+    def _with_evidence(
+        self, spec: SkillSpec, runs: list[Trajectory], template: TaskTemplate, phrasings: tuple[TaskTemplate, ...] = ()
+    ) -> SkillSpec:
+        """``spec`` learned again with the runs of the same request by other identification routes as
+        evidence for its facts (see ``spec_from_runs``), where there are any; else ``spec``."""
+        evidence = self._evidence(spec)
+        if not evidence:
+            return spec
+        wider = spec_from_runs(
+            runs, name=spec.name, template=template, importable=self.importable_skills, phrasings=phrasings, evidence=evidence,
+        )
+        if isinstance(wider, Rejected) or route_key(wider) != route_key(spec):
+            logger.debug("%s not widened by the runs of other routes: %s", spec.name, getattr(wider, "reason", "another program"))
+            return spec
+        return wider
+
+    def _evidence(self, spec: SkillSpec) -> tuple[Trajectory, ...]:
+        """The runs of other skills that made ``spec``'s calls after a first call of their own, from the
+        same sources, and gave its answer (``route_key``), by skill name and run order."""
+        key = route_key(spec)
+        if key is None:
+            return ()
+        hot = self._index()
+        for skill in self._new_in(hot, "keys"):
+            self._program(skill)  # indexes its route too
+        out: list[Trajectory] = []
+        for name in sorted(self._by_route.get(key, ())):
+            skill = hot.by_name.get(name)
+            if skill is None or name == spec.name or skill.edited:
+                continue
+            for h in skill.runs:
+                lifted = self._lifted(skill, h)
+                if lifted is None:
+                    continue
+                theirs, run = lifted
+                if route_key(theirs) == key and (theirs.steps[0].tool, theirs.steps[0].args) != (
+                    spec.steps[0].tool, spec.steps[0].args
+                ):
+                    out.append(run)
+        return tuple(out)
+
+    def _lifted(self, skill: SkillFile, run_hash: str) -> tuple[SkillSpec, Trajectory] | None:
+        """Run ``run_hash`` of ``skill`` lifted under the phrasing that binds its task (kept per run and template)."""
+        key = (run_hash, skill.template.text)
+        if key not in self._lifts:
+            if len(self._lifts) > 4096:
+                self._lifts.clear()
+            found: tuple[SkillSpec, Trajectory] | None = None
+            try:
+                run = self.library.load_run(run_hash)
+            except SkillFileError:
+                run = None
+            bound = skill.bind(run.task) if run is not None else None
+            if run is not None and bound is not None:
+                lifted = lift(run, template=bound[0], importable=self.importable_skills)
+                found = None if isinstance(lifted, Rejected) else (lifted, run)
+            self._lifts[key] = found
+        return self._lifts[key]
 
     def _write(self, spec: SkillSpec, source: str, runs: list[Trajectory]) -> Compiled:
         meta = skill_meta(spec)  # just rendered: known, no need to parse it back

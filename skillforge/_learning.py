@@ -41,7 +41,7 @@ from ._lists import substitute
 from ._names import named
 from ._relevance import acted_on
 from ._records import folded_as
-from ._spec import Early, Expr, Guard, Param, Ref, SkillSpec, Step, Where
+from ._spec import At, Early, Expr, Guard, Param, Ref, SkillSpec, Step, Where
 from ._template import CHOICE, IGNORED, PHRASING, Slot, TaskTemplate, choices
 from ._trajectory import Trajectory
 from ._values import EACH, _leaves, enum_like, one, resolve, walk_exprs
@@ -49,7 +49,7 @@ from ._values import EACH, _leaves, enum_like, one, resolve, walk_exprs
 logger = logging.getLogger(__name__)
 
 __all__ = [
-    "ATTRIBUTE_RUNS", "CONTEXT_RUNS", "branched", "merge", "named", "renamed_template", "same_program", "settle", "spec_from_runs",
+    "ATTRIBUTE_RUNS", "CONTEXT_RUNS", "route_key", "branched", "merge", "named", "renamed_template", "same_program", "settle", "spec_from_runs",
     "without_idle_reads",
 ]
 
@@ -61,13 +61,19 @@ _SWITCHES = OBSERVED - {"has", "each"}  # of those, kept as sets of values
 
 def spec_from_runs(
     runs: list[Trajectory], *, name: str, template: TaskTemplate, importable: bool = True,
-    phrasings: tuple[TaskTemplate, ...] = (),
+    phrasings: tuple[TaskTemplate, ...] = (), evidence: tuple[Trajectory, ...] = (),
 ) -> SkillSpec | Rejected:
     """The spec of a skill learned from several runs (in order), as its file is rendered.
 
     ``phrasings`` are other templates of the same task (the same parameters, said otherwise):
     each run is lifted with the first of ``template`` and them that binds its task, and the
     runs make one skill if they made the same calls from the same sources.
+
+    ``evidence`` are runs of the same request reached by another identification route: the same
+    calls after their first (a customer found by email in one, by name and zip in another), from
+    the same sources, and the same answer. What they observed is added to the values the skill's
+    switch-like and attribute-like facts took in runs that acted alike (never a fact of their own:
+    the first call differs; and never a run the skill must reproduce).
     """
     every = (template, *phrasings)
     takes = sorted((s.name, s.type) for s in template.params)
@@ -100,9 +106,11 @@ def spec_from_runs(
     if not specs:
         return Rejected("a skill needs at least one run")
     extra = tuple((t.text, t.slots) for t in phrasings)
-    if len(specs) == 1 and not phrasings:
+    if len(specs) == 1 and not phrasings and not evidence:
         return specs[0]
-    merged = merge(specs, runs, phrased=len(every) if phrasings else 0)
+    merged = merge(specs, runs, phrased=len(every) if phrasings else 0, evidence=evidence)
+    if merged is not None and evidence:
+        merged = replace(merged, evidence=tuple(run.hash for run in evidence))
     if merged is None:
         merged = branched(specs, runs, phrased=len(every) if phrasings else 0)
     if merged is None:
@@ -110,13 +118,17 @@ def spec_from_runs(
     return replace(merged, template=template.text, slots=template.slots, phrasings=extra) if phrasings else merged
 
 
-def merge(specs: list[SkillSpec], runs: list[Trajectory], *, phrased: int = 0) -> SkillSpec | None:
+def merge(
+    specs: list[SkillSpec], runs: list[Trajectory], *, phrased: int = 0, evidence: tuple[Trajectory, ...] = (),
+) -> SkillSpec | None:
     """One skill for runs (``specs[i]`` lifted from ``runs[i]``) that made the same calls from the same sources, or None.
 
     ``phrased``: how many phrasings the skill has, if several: the runs' tasks may be said in any
-    of them, as long as they take the same parameters, and which one is a fact."""
+    of them, as long as they take the same parameters, and which one is a fact. ``evidence``: see
+    ``spec_from_runs``."""
     first = specs[0]
     runs = [folded_as(run, [st.each for st in spec.steps], spec.examples) for spec, run in zip(specs, runs, strict=True)]
+    others = _aligned(first, evidence)
     for other in specs[1:]:
         said = (_params(first), _params(other)) if phrased else (
             (first.template, _unchosen(first.slots)), (other.template, _unchosen(other.slots))
@@ -159,6 +171,7 @@ def merge(specs: list[SkillSpec], runs: list[Trajectory], *, phrased: int = 0) -
                 observe(g, run.calls[i].result, spec.examples, [c.result for c in run.calls])
                 for spec, run in zip(specs, runs, strict=True)
             ]
+            pooled = _pooled(g, i, others)  # what runs of the same request by another route observed
             if _in_bag(g, i, specs, runs) and (MISSING in seen or len(set(seen)) > 1):
                 if not any(k.kind == "unguarded" and k.path == g.path for k in kept[i]):
                     kept[i].append(Guard("unguarded", g.path, (len(set(seen)), len(seen))))
@@ -186,27 +199,28 @@ def merge(specs: list[SkillSpec], runs: list[Trajectory], *, phrased: int = 0) -
                     return None  # a path one run lacks: the runs saw worlds of another shape
                 inner, m = present.value
                 if inner is None:  # several values where the field is there: a switch whose values include its absence
-                    varied.append((i, Guard("maybe", g.path, (g.kind, m)), [None if v is MISSING else v for v in seen]))
+                    varied.append((i, Guard("maybe", g.path, (g.kind, m)), [None if v is MISSING else v for v in seen] + [MISSING] * len(others)))
                 else:
                     kept[i].append(present)
                 continue
-            if all(v == seen[0] for v in seen):
+            every = seen + [v for v in pooled if v is not MISSING]
+            if all(v == seen[0] for v in every):
                 kept[i].append(_as_guard(g, seen[0]))
             elif g.kind not in _SWITCHES:
                 logger.debug("runs not merged: a fact that is not switch-like varied: %r", g)
                 return None
-            elif _attribute_like(g, seen, ATTRIBUTE_RUNS if core(i, g) else CONTEXT_RUNS):
-                kept[i].append(Guard("unguarded", g.path, (len(set(seen)), len(seen))))
+            elif _attribute_like(g, every, ATTRIBUTE_RUNS if core(i, g) else CONTEXT_RUNS):
+                kept[i].append(Guard("unguarded", g.path, (len(set(every)), len(every))))
             else:
-                varied.append((i, g, seen))
-    said = [spec.examples.get(PHRASING, 0) for spec in specs]
+                varied.append((i, g, seen + pooled))
+    said = [spec.examples.get(PHRASING, 0) for spec in specs] + [MISSING] * len(others)
     if phrased > 1:  # the words a task is said in are a switch: combined with the facts runs saw with them
         varied.append((0, Guard("said", (), phrased), said))
     for slot in first.slots:  # texts a choice said are facts too: never combined with other facts no run showed with them
         if slot.kind == CHOICE and varied and len({tuple(_said_texts(spec, slot.name)) for spec in specs}) > 1:
             logger.debug("runs not merged: a choice said other texts where other facts varied: %s", slot.name)
             return None
-    _combine(kept, varied, len(specs), core, _answer_only(first))
+    _combine(kept, varied, len(specs) + len(others), core, _answer_only(first))
     steps = tuple(
         Step(tool=s.tool, args=s.args, var=s.var, guards=tuple(kept[i]), pre=s.pre, post=s.post, each=s.each)
         for i, s in enumerate(first.steps)
@@ -428,23 +442,78 @@ def _combine(
     for i in range(len(kept)):
         here = [v for v in joint if v[0] == i]
         upto = [v for v in joint if v[0] <= i and (answer_only is None or i < answer_only or v[0] >= answer_only)]
-        combos = sorted({tuple(v[2][r] for v in upto) for r in range(n_runs)}, key=repr)
+        combos = sorted({c for c in (tuple(v[2][r] for v in upto) for r in range(n_runs)) if MISSING not in c}, key=repr)
         full = 1
         for v in upto:
-            full *= len(set(v[2]))
+            full *= len(set(v[2]) - {MISSING})
         alone = [v for v in varied if v[0] == i and not core(v[0], v[1])]
         if here and len(combos) < full:
             kept[i].append(Guard("combo", (), (tuple((c, g) for c, g, _s in upto), tuple(combos))))
         else:
             alone += here  # every combination was seen: each fact on its own
         for call, g, seen in sorted(alone, key=lambda v: varied.index(v)):
-            allowed = sorted(set(seen), key=repr)
+            allowed = sorted(set(seen) - {MISSING}, key=repr)
             if len(allowed) == len(_DOMAINS.get(g.kind, ())) or allowed == [False, True] or (g.kind == "said" and len(allowed) == g.value):
                 continue  # every value the fact can take: it tells nothing apart
             if g.kind == "eq":
                 kept[i].append(Guard("eq", g.path, allowed[0] if len(allowed) == 1 else tuple(allowed)))
             else:
                 kept[i].append(Guard("combo", (), (((call, g),), tuple((a,) for a in allowed))))
+
+
+# facts whose value is read off a result at a path, with task values named in the path or as the
+# related value only: what a run by another route observes the same way
+_POOLED = frozenset({"eq", "values", "len", "sign", "textsign", "count", "keys", "opt", "member", "near", "equal"})
+
+
+def _aligned(first: SkillSpec, evidence: tuple[Trajectory, ...]) -> list[tuple[dict[str, Any], Trajectory]]:
+    """The evidence runs whose calls after the first are ``first``'s steps, folded as its runs are,
+    each with the task values its calls show: a value ``first`` passes as a whole argument
+    (``get_order(order_id=order_id)``) is the argument that run's call was given there."""
+    out = []
+    eaches = [st.each for st in first.steps]
+    mapped = [e for e in eaches if e is not None]
+    for run in evidence:
+        extra = len(run.calls) - (len(eaches) - len(mapped))
+        if mapped and (len({e[0] for e in mapped}) != 1 or extra <= 0 or extra % len(mapped)):
+            continue  # map steps over several lists, or calls that do not fold into them
+        folded = folded_as(run, eaches, {mapped[0][0]: [None] * (extra // len(mapped))} if mapped else {})
+        if len(folded.calls) != len(first.steps) or any(
+            c.tool != st.tool for c, st in zip(folded.calls[1:], first.steps[1:], strict=True)
+        ):
+            continue
+        params: dict[str, Any] = {}
+        for st, call in zip(first.steps[1:], folded.calls[1:], strict=True):
+            if st.each is None:
+                for key, arg in st.args:
+                    if isinstance(arg, Param) and key in call.args:
+                        params.setdefault(arg.name, call.args[key])
+        out.append((params, folded))
+    return out
+
+
+def _pooled(g: Guard, step: int, others: list[tuple[dict[str, Any], Trajectory]]) -> list[Any]:
+    """What fact ``g`` of step ``step`` observed in each evidence run (``MISSING`` where it cannot say:
+    the first call, which differs by route, a kind of fact not read off one result, or a task value
+    that route's tasks do not say)."""
+    if step == 0 or g.kind not in _POOLED:
+        return [MISSING] * len(others)
+    names = {k.name for k in g.path if isinstance(k, (At, Where))} | {
+        n for k in g.path if isinstance(k, Where) for _f, n in k.also
+    } | ({g.value[0]} if g.kind in ("member", "near", "equal") else set())
+    return [
+        observe(g, run.calls[step].result, params, [c.result for c in run.calls]) if names <= params.keys() else MISSING
+        for params, run in others
+    ]
+
+
+def route_key(spec: SkillSpec) -> str | None:
+    """What a skill shares with the skills of the same request reached by another identification
+    route (the customer found by email, or by name and zip): its calls after the first, from the
+    same sources (parameters by name), and its answer. None for a skill of one call, or of branches."""
+    if len(spec.steps) < 2 or spec.early:
+        return None
+    return repr(([(st.tool, st.args, st.each) for st in spec.steps[1:]], spec.output))
 
 
 def _answer_only(spec: SkillSpec) -> int | None:

@@ -259,7 +259,8 @@ class Loading:
             path.unlink(missing_ok=True)
             for other in self.library.paths():
                 try:
-                    doomed -= set(read_skill_file(other, self.cache).runs)
+                    kept = read_skill_file(other, self.cache)
+                    doomed -= set(kept.runs) | set(kept.meta.get("evidence", ()))  # runs its guards rest on too
                 except SkillFileError:
                     continue
             for run_hash in doomed:

@@ -84,6 +84,11 @@ def check_meta(meta: Any) -> None:
     for run in runs:
         _need(is_run_hash(run), f"SKILL['runs'] names {str(run)[:80]!r}, which is not a run hash (64 lowercase hex digits "
                                 "naming a file in skills/runs/)")
+    evidence = meta.get("evidence", [])
+    _need(type(evidence) is list, "SKILL['evidence'] must be a list of run hashes")
+    for run in evidence:
+        _need(is_run_hash(run), f"SKILL['evidence'] names {str(run)[:80]!r}, which is not a run hash (64 lowercase hex "
+                                "digits naming a file in skills/runs/)")
     for key in ("task", "generator"):
         _need(type(meta.get(key, "")) is str, f"SKILL[{key!r}] must be text")
 

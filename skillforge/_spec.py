@@ -207,3 +207,4 @@ class SkillSpec:
     alts: tuple[tuple[Any, tuple[Expr, ...]], ...] = ()  # (site, other sources of the same value) per ambiguous choice
     phrasings: tuple[tuple[str, tuple[Slot, ...]], ...] = ()  # other templates of the same task, the same parameters
     early: tuple[Early, ...] = ()  # runs that stopped after a read and answered: a branch before the rest
+    evidence: tuple[str, ...] = ()  # hashes of runs of the same request by another route, whose facts widen its guards

@@ -67,7 +67,8 @@ def test_committed_skills_rerender_byte_identically() -> None:
         if skill.edited:
             continue  # a human edit is honoured, not overwritten
         runs = [library.load_run(h) for h in skill.runs]
-        spec = spec_from_runs(runs, name=skill.name, template=skill.template)
+        evidence = tuple(library.load_run(h) for h in skill.meta.get("evidence", ()))  # runs of the request by another route
+        spec = spec_from_runs(runs, name=skill.name, template=skill.template, evidence=evidence)
         assert not isinstance(spec, Rejected), spec
         rendered = render_skill(spec)
         assert rendered == skill.source, (

@@ -1,0 +1,158 @@
+"""Runs of the same request by another identification route as evidence for a skill's facts.
+
+A customer may say who they are by email or by phone: two skills, whose calls after the first are
+the same. What the other route's runs saw (the customer's city, the order's flags) widens the values
+a skill's facts may take, exactly as its own runs would: an attribute seen with many values is not
+guarded, a switch-like fact takes the values and combinations some run of either route showed, and
+a combination no run showed is still a miss. Shadowed by the agent alone on a real SQLite shop.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from skillforge import Forge
+from skillforge._codegen import render_skill
+from skillforge._learning import route_key, spec_from_runs
+from skillforge._library import Library
+from skillforge._lifting import Rejected, discover_template
+from skillforge._trajectory import Call, Outcome, ToolRef, Trajectory
+from tests.toolsets import routes
+
+M = "tests.toolsets.routes"
+TOOLS = {
+    "find_by_email": ToolRef(module=M, qualname="find_by_email", read=True, params=("email",)),
+    "find_by_phone": ToolRef(module=M, qualname="find_by_phone", read=True, params=("phone",)),
+    "get_customer": ToolRef(module=M, qualname="get_customer", read=True, params=("customer_id",)),
+    "get_order": ToolRef(module=M, qualname="get_order", read=True, params=("order_id",)),
+    "cancel": ToolRef(module=M, qualname="cancel", params=("order_id",)),
+}
+
+
+def run(k: int, city: str, express: bool, prepaid: bool, *, by: str = "email") -> Trajectory:
+    """A run that cancelled order #W<k>1 of customer c<k>, found by ``by``."""
+    order_id = f"#W{k}1"
+    if by == "email":
+        task, first = f"I'm u{k}@example.com. Please cancel order {order_id}.", ("find_by_email", {"email": f"u{k}@example.com"})
+    else:
+        task, first = f"My phone is 555-01{k:02d}. Please cancel order {order_id}.", ("find_by_phone", {"phone": f"555-01{k:02d}"})
+    calls = [
+        Call(tool=first[0], args=first[1], result=f"cust_{1000 + k}"),
+        Call(tool="get_customer", args={"customer_id": f"cust_{1000 + k}"}, result={"id": f"cust_{1000 + k}", "city": city, "tier": "gold"}),
+        Call(tool="get_order", args={"order_id": order_id},
+             result={"id": order_id, "customer": f"cust_{1000 + k}", "status": "pending", "express": express, "prepaid": prepaid}),
+        Call(tool="cancel", args={"order_id": order_id}, result={"order_id": order_id, "status": "cancelled"}),
+    ]
+    return Trajectory(task=task, calls=calls, outcome=Outcome(ok=True, output=f"Cancelled order {order_id}."), tools=TOOLS)
+
+
+PHONE_RUNS = [run(2, "Boston", True, False, by="phone"), run(3, "Chicago", False, True, by="phone"),
+              run(4, "Denver", False, False, by="phone")]
+
+
+def learned(runs: list[Trajectory], evidence: tuple[Trajectory, ...] = ()) -> tuple[Any, str]:
+    template = discover_template(runs[0])
+    assert not isinstance(template, Rejected)
+    spec = spec_from_runs(runs, name="cancel_order", template=template, evidence=evidence)
+    assert not isinstance(spec, Rejected), spec
+    return spec, render_skill(spec).split("def cancel_order", 1)[1]
+
+
+# -- on runs alone -----------------------------------------------------------------
+
+
+def test_the_other_routes_runs_widen_the_values_a_skills_facts_take() -> None:
+    alone, body = learned([run(1, "Austin", False, False)])
+    assert "== 'Austin'" in body and "order['express'] is False" in body  # one run: every fact as it saw it
+
+    spec, body = learned([run(1, "Austin", False, False)], evidence=tuple(PHONE_RUNS))
+    assert spec.evidence == tuple(r.hash for r in PHONE_RUNS) and spec.runs == alone.runs
+    # the city took four values in four runs that acted alike: an attribute, not guarded
+    assert "'Austin'" not in body and "# not guarded: customer['city'] took 4 different values in 4 runs" in body
+    # the flags keep the combinations some run of either route showed: express and prepaid together is none
+    assert "(order['express'], order['prepaid']) in ((False, False), (False, True), (True, False))" in body
+
+
+def test_runs_that_made_other_calls_after_the_first_are_no_evidence() -> None:
+    other = run(5, "El Paso", True, True, by="phone")
+    other = Trajectory(task=other.task, calls=[*other.calls[:2], other.calls[3]], outcome=other.outcome, tools=TOOLS)
+    spec, body = learned([run(1, "Austin", False, False)], evidence=(other,))
+    assert "== 'Austin'" in body and "order['express'] is False" in body
+
+
+def test_skills_of_one_request_by_two_routes_share_a_route_key() -> None:
+    by_email, _ = learned([run(1, "Austin", False, False)])
+    by_phone, _ = learned([PHONE_RUNS[0]])
+    assert route_key(by_email) == route_key(by_phone) is not None
+    assert by_email.steps[0].tool != by_phone.steps[0].tool
+
+
+# -- a Forge on a real SQLite shop, shadowed by its agent ---------------------------
+
+
+@pytest.fixture
+def world(tmp_path: Path) -> Any:
+    routes.make_world(tmp_path / "shop.sqlite3")
+    forge = Forge(skills_dir=tmp_path / "skills", state_dir=tmp_path / "state", agent=routes.agent)
+    for f in routes.TOOLS:
+        routes.TOOLBOX[f.__name__] = forge.tool(read=f.__name__ in routes.READS)(f)
+    yield forge, tmp_path
+    forge.close()
+    routes.TOOLBOX.clear()
+
+
+def shadowed(forge: Forge, tmp: Path, task: str) -> tuple[Any, bool]:
+    main = routes.DB["path"]
+    shutil.copyfile(main, tmp / "alone.sqlite3")
+    result = forge.solve(task)
+    after = routes.snapshot()
+    routes.DB["path"] = tmp / "alone.sqlite3"
+    saved = dict(routes.TOOLBOX)
+    routes.TOOLBOX.update({f.__name__: f for f in routes.TOOLS})
+    try:
+        alone = routes.agent(task)
+        same = after == routes.snapshot() and alone == result.output
+    finally:
+        routes.TOOLBOX.update(saved)
+        routes.DB["path"] = main
+    return result, same
+
+
+def test_a_skill_serves_what_the_other_routes_runs_showed_and_never_a_combination_none_did(world: Any) -> None:
+    forge, tmp = world
+    for k in (2, 3, 4):  # by phone: express only, prepaid only, neither
+        result, same = shadowed(forge, tmp, f"My phone is 555-01{k:02d}. Please cancel order #W{k}1.")
+        assert same and result.source in ("agent", "skill+agent", "skill")
+    result, same = shadowed(forge, tmp, "I'm ana@example.com. Please cancel order #W11.")  # by email: neither
+    assert same and result.source == "agent"
+
+    skills = {s.name: s for s in Library(tmp / "skills").scan()[0]}
+    by_email = next(s for s in skills.values() if "find_by_email" in s.tools)
+    by_phone = next(s for s in skills.values() if "find_by_phone" in s.tools)
+    assert len(skills) == 2 and set(by_email.meta["evidence"]) == set(by_phone.runs)
+    assert "also rest on 3 runs of the same request by another route" in by_email.source
+
+    # express, not prepaid, in a city no email run saw: a phone run showed it, so the skill serves it
+    result, same = shadowed(forge, tmp, "I'm fay@example.com. Please cancel order #W61.")
+    assert (result.source, same) == ("skill", True)
+    # the file re-renders from its runs and its evidence, byte for byte
+    library = Library(tmp / "skills")
+    by_email = next(s for s in library.scan()[0] if "find_by_email" in s.tools)
+    spec = spec_from_runs(
+        [library.load_run(h) for h in by_email.runs], name=by_email.name, template=by_email.template,
+        evidence=tuple(library.load_run(h) for h in by_email.meta["evidence"]),
+    )
+    assert not isinstance(spec, Rejected) and render_skill(spec) == by_email.source
+
+    # removing the other route's skill keeps the runs this one's guards rest on
+    forge.remove(by_phone.name)
+    assert all(library.run_path(h).exists() for h in by_email.meta["evidence"])
+
+    # express and prepaid: no run of either route showed it, and the agent refuses: not served, nothing cancelled
+    result, same = shadowed(forge, tmp, "I'm ed@example.com. Please cancel order #W51.")
+    assert same and result.source != "skill"
+    assert ("#W51", "cust_1005", "pending", 1, 1) in routes.snapshot()
