@@ -26,7 +26,8 @@ Everything here is learned from the run, never from words of a dataset:
   flow) or whose values it names (a read is safe to make again, so it may serve several); a read of
   the opening's values (or of a closing's, whole sentences after the last request: "... My email is
   ana@x.com."), or of nothing the message says, that no single request needs is the prelude's, part
-  of every request's run;
+  of every request's run (a composed message's skills each make the prelude's reads again: a call
+  may use any of those same reads, the one its request's run keeps);
 - a request that read something before another request wrote to it, and acted after that write,
   acted on a world its reads do not show: its run is not learned from (``Split.fresh``);
 - the answer is cut where each request's part names that request's own values and no other's: the
@@ -134,6 +135,7 @@ class _Facts:
     said_params_of: list[set[str]]
     said_refs_of: list[set[int]]
     said_deps: list[set[int]]
+    ref_paths: list[set[tuple[int, tuple[Any, ...]]]]  # per call: (call, path) of each result it uses
 
 
 def _facts(traj: Trajectory) -> _Facts:
@@ -161,8 +163,9 @@ def _facts(traj: Trajectory) -> _Facts:
                         said_refs_of[i].add(x.call)
                     else:
                         said_params_of[i].add(name)
+    ref_paths = [{(x.call, tuple(x.path)) for _k, a in args for x in walk_exprs(a) if isinstance(x, Ref)} for _t, args in steps]
     return _Facts(list(calls), is_read, [i for i, r in enumerate(is_read) if not r], said_at, value_of, params_of, refs_of,
-                  _deps(refs_of), said_params_of, said_refs_of, _deps(said_refs_of))
+                  _deps(refs_of), said_params_of, said_refs_of, _deps(said_refs_of), ref_paths)
 
 
 def _deps(refs_of: list[set[int]]) -> list[set[int]]:
@@ -304,6 +307,7 @@ def _split(traj: Trajectory, facts: _Facts, parts: list[tuple[int, int]], senten
         users = {request_of[w] for w in writes if r in deps[w]}
         fed = set().union(*(owners[j] for j in refs_of[r] if j not in shared))
         homes = {q for q in homes if any(w > r and request_of[w] == q for w in acts)} or homes  # not for a request done
+        fed = {q for q in fed if any(w > r and request_of[w] == q for w in acts)} or fed
         if opening and not users or not said and not fed:
             shared.add(r)
         else:
@@ -314,7 +318,8 @@ def _split(traj: Trajectory, facts: _Facts, parts: list[tuple[int, int]], senten
         if not any(not is_read[c] or c in request_of for c in mine):
             return f"request {q + 1} does nothing"
         for c in mine:
-            if not refs_of[c] <= set(mine):
+            if any(j in refs_of[c] and j not in mine and not _made_again(j, path, c, mine, calls)
+                   for j, path in facts.ref_paths[c]):
                 return f"call {c} ({calls[c].tool}) uses what another request's call returned"
 
     opening_values = {v for c in shared for v in _said(calls[c].args)}
@@ -366,6 +371,14 @@ def _superseded(mine: list[int], calls: Sequence[Any], writes: list[int], reques
             groups.setdefault(canonical_json([calls[c].tool, calls[c].args]), []).append(c)
     keep = {max(before) if (before := [c for c in group if c < first]) else group[0] for group in groups.values()}
     return [c for c in mine if c in request_of or c in keep]
+
+
+def _made_again(j: int, path: Sequence[Any], c: int, mine: list[int], calls: Sequence[Any]) -> bool:
+    """Whether ``mine`` has, before call ``c``, a read made again of call ``j`` (tool and arguments) whose
+    result holds at ``path`` what ``j``'s did: the reads each skill of a composed message makes again,
+    one kept per request."""
+    same = canonical_json([calls[j].tool, calls[j].args, _at(calls[j].result, path)])
+    return any(k < c and canonical_json([calls[k].tool, calls[k].args, _at(calls[k].result, path)]) == same for k in mine)
 
 
 def _said(args: dict[str, Any]) -> set[str]:

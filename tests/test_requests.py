@@ -362,3 +362,42 @@ def test_runs_that_showed_two_ways_of_joining_compose_nothing(world: Any) -> Non
     assert forge.joiner() is None
     result, same = shadowed(forge, tmp, "I'm bo@example.com. Cancel order #W23 because we moved house. Ship order #W24 to 2 Mill Way.")
     assert result.source == "agent" and result.clauses == () and same
+
+
+def test_a_composed_runs_reads_made_again_by_each_skill_still_split() -> None:
+    # a composed message handed over in its second clause: that clause's skill made the prelude's read
+    # again (call 3), and the lifter took the customer id its lookup uses from the first one (call 0)
+    tools = TOOLS | {"orders_of": ToolRef(module="tests.toolsets.shop", qualname="orders_of", read=True, params=("customer",))}
+    traj = Trajectory(task="I'm ana@example.com. Cancel order #W11 because it was a mistake. Ship order #W12 to 5 Oak Lane.", calls=[
+        Call(tool="find_customer", args={"email": "ana@example.com"}, result=ANA),
+        Call(tool="get_order", args={"order_id": "W11"}, result=order("W11")),
+        Call(tool="cancel_order", args={"order_id": "W11", "reason": "it was a mistake"}, result={"order_id": "W11"}),
+        Call(tool="find_customer", args={"email": "ana@example.com"}, result=ANA),
+        Call(tool="orders_of", args={"customer": "c1"}, result=[order("W12")]),
+        Call(tool="ship_to", args={"order_id": "W12", "address": "5 Oak Lane"}, result={"order_id": "W12"}),
+    ], outcome=Outcome(ok=True, output="Cancelled order #W11. Order #W12 now ships to 5 Oak Lane."), tools=tools)
+    split = split_run(traj, importable=False)
+    assert isinstance(split, Split), split
+    assert [c.tool for c in split.runs[1].calls] == ["find_customer", "orders_of", "ship_to"]  # one lookup of the customer
+    assert split.fresh == (True, True)
+    # a read made again whose result differs where the call uses it is not the same read
+    other = traj.model_copy(update={"calls": [*traj.calls[:3], traj.calls[3].model_copy(update={"result": {"id": "c9"}}),
+                                              *traj.calls[4:]]})
+    assert "uses what another request's call returned" in str(split_run(other, importable=False))
+
+
+def test_a_read_made_after_a_request_is_done_is_not_part_of_its_run() -> None:
+    # the agent read order W11 once, for both requests; the product read it made from that order for
+    # the second request came after the first request's write: it is the second request's alone
+    tools = TOOLS | {"get_product": ToolRef(module="tests.toolsets.shop", qualname="get_product", read=True, params=("product_id",))}
+    traj = Trajectory(task="I'm ana@example.com. Ship order #W11 to 5 Oak Lane. Ship order #W12 to the store that made W11.", calls=[
+        Call(tool="find_customer", args={"email": "ana@example.com"}, result=ANA),
+        Call(tool="get_order", args={"order_id": "W11"}, result=order("W11") | {"product": "p7"}),
+        Call(tool="ship_to", args={"order_id": "W11", "address": "5 Oak Lane"}, result={"order_id": "W11"}),
+        Call(tool="get_product", args={"product_id": "p7"}, result={"id": "p7", "store": "9 Mill Road"}),
+        Call(tool="ship_to", args={"order_id": "W12", "address": "9 Mill Road"}, result={"order_id": "W12"}),
+    ], outcome=Outcome(ok=True, output="Order #W11 now ships to 5 Oak Lane. Order #W12 now ships to 9 Mill Road."), tools=tools)
+    split = split_run(traj, importable=False)
+    assert isinstance(split, Split), split
+    assert [c.tool for c in split.runs[0].calls] == ["find_customer", "get_order", "ship_to"]  # no read after its write
+    assert [c.tool for c in split.runs[1].calls] == ["find_customer", "get_order", "get_product", "ship_to"]
