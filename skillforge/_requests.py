@@ -29,7 +29,10 @@ Everything here is learned from the run, never from words of a dataset:
   of every request's run (a composed message's skills each make the prelude's reads again: a call
   may use any of those same reads, the one its request's run keeps);
 - a request that read something before another request wrote to it, and acted after that write,
-  acted on a world its reads do not show: its run is not learned from (``Split.fresh``);
+  acted on what that write returned where it returned the record itself (an order of the same
+  fields and id): its run reads that record, as its skill would read it after the earlier
+  request's skill wrote; else it acted on a world its reads do not show, and its run is not learned
+  from (``Split.fresh``);
 - the answer is cut where each request's part names that request's own values and no other's: the
   separator and the final mark found there (``"; "`` and ``"."``) are how the agent joins answers;
   when the agent's answers are sentences, between sentences (the last sentence end before the next
@@ -339,19 +342,41 @@ def _split(traj: Trajectory, facts: _Facts, parts: list[tuple[int, int]], senten
     for q in range(k):
         mine = runs_of[q]
         last = max(mine)
-        seen_write = any(  # a read made before another request's write to what it read, acted on after that write
-            is_read[c] and c < w < last and q not in owners[w] and _scalars(calls[w].args) & _scalars(calls[c].args) & world
-            for w in writes for c in mine
-        )
+        renewed: dict[int, Any] = {}  # reads another request's write made stale: the record as that write returned it
+        seen_write = False  # a read made before another request's write to what it read, acted on after that write
+        for c in mine:
+            touching = [
+                w for w in writes
+                if is_read[c] and c < w < last and q not in owners[w] and _scalars(calls[w].args) & _scalars(calls[c].args) & world
+            ]
+            if touching:
+                now = _as_returned(calls[c].result, calls[touching[-1]])
+                if now is None:
+                    seen_write = True
+                else:
+                    renewed[c] = calls[c].model_copy(update={"result": now})
         fresh.append(not seen_write)
         runs.append(Trajectory(
             task=(prelude + carried_text([facts.value_of[p] for p in carried[q]]) + clauses[q] + closing).strip(),
-            calls=[calls[c] for c in mine],
+            calls=[renewed.get(c, calls[c]) for c in mine],
             outcome=Outcome(ok=True, output=answers[q]),
             tools={t: ref for t, ref in traj.tools.items() if any(calls[c].tool == t for c in mine)},
         ))
     return Split(tuple(runs), tuple(fresh), prelude, clauses, joiner, closing,
                  tuple(tuple(facts.value_of[p] for p in c) for c in carried))
+
+
+def _as_returned(read: Any, write: Any) -> Any:
+    """What a read would return after ``write`` changed what it read, where the write returned the
+    record itself: a dict of the read's very fields that agrees with it on a value the write was given
+    (the order's id). Else None: what the request acted on is not known."""
+    written = write.result
+    if type(read) is not dict or type(written) is not dict or read.keys() != written.keys():
+        return None
+    given = _scalars(write.args)
+    if not any(type(v) in (str, int, float) and v == written[k] and json.dumps(v) in given for k, v in read.items()):
+        return None
+    return written
 
 
 def carried_text(values: Sequence[Any]) -> str:

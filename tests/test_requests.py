@@ -129,6 +129,36 @@ def test_a_request_whose_calls_follow_another_requests_write_to_the_same_order_i
     assert split.fresh == (True, False)
 
 
+def test_a_request_that_read_before_a_write_which_returned_the_record_reads_that_record() -> None:
+    # the agent read order W11 once, shipped it (the write returned the whole order), then cancelled it:
+    # what it knew of the order when it cancelled is what the write returned, as a fresh read would show
+    shipped = order("W11", address="5 Oak Lane")
+    traj = run(
+        "I'm ana@example.com. Ship order #W11 to 5 Oak Lane. Cancel order #W11 because it was a mistake.",
+        [
+            ("find_customer", {"email": "ana@example.com"}, ANA),
+            ("get_order", {"order_id": "W11"}, order("W11")),
+            ("ship_to", {"order_id": "W11", "address": "5 Oak Lane"}, shipped),
+            ("cancel_order", {"order_id": "W11", "reason": "it was a mistake"}, {"order_id": "W11", "status": "cancelled"}),
+        ],
+        "Order #W11 now ships to 5 Oak Lane. Cancelled order #W11.",
+    )
+    split = split_run(traj)
+    assert isinstance(split, Split) and split.fresh == (True, True)
+    # the first request's run saw the order as read; the second's, as the shipping left it
+    assert [c.result for c in split.runs[0].calls if c.tool == "get_order"] == [order("W11")]
+    assert [c.result for c in split.runs[1].calls if c.tool == "get_order"] == [shipped]
+    # a write that returns less than the record (or another record) says nothing of the rest: not learned
+    partial = traj.model_copy(update={"calls": [
+        *traj.calls[:2], traj.calls[2].model_copy(update={"result": {"order_id": "W11", "address": "5 Oak Lane"}}), traj.calls[3],
+    ]})
+    assert split_run(partial).fresh == (True, False)
+    other = traj.model_copy(update={"calls": [
+        *traj.calls[:2], traj.calls[2].model_copy(update={"result": order("W12", address="5 Oak Lane")}), traj.calls[3],
+    ]})
+    assert split_run(other).fresh == (True, False)
+
+
 def test_a_request_whose_reads_follow_another_requests_write_is_learned() -> None:
     # as a composed message runs: each request's skill reads after the earlier request wrote
     traj = run(
