@@ -171,7 +171,6 @@ def merge(
                 observe(g, run.calls[i].result, spec.examples, [c.result for c in run.calls])
                 for spec, run in zip(specs, runs, strict=True)
             ]
-            pooled = _pooled(g, i, others)  # what runs of the same request by another route observed
             if _in_bag(g, i, specs, runs) and (MISSING in seen or len(set(seen)) > 1):
                 if not any(k.kind == "unguarded" and k.path == g.path for k in kept[i]):
                     kept[i].append(Guard("unguarded", g.path, (len(set(seen)), len(seen))))
@@ -203,6 +202,7 @@ def merge(
                 else:
                     kept[i].append(present)
                 continue
+            pooled = _pooled(g, i, others)  # what runs of the same request by another route observed
             every = seen + [v for v in pooled if v is not MISSING]
             if all(v == seen[0] for v in every):
                 kept[i].append(_as_guard(g, seen[0]))

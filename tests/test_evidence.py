@@ -33,7 +33,7 @@ TOOLS = {
 }
 
 
-def run(k: int, city: str, express: bool, prepaid: bool, *, by: str = "email") -> Trajectory:
+def run(k: int, city: str, express: bool, prepaid: bool, *, by: str = "email", card: str | None = None) -> Trajectory:
     """A run that cancelled order #W<k>1 of customer c<k>, found by ``by``."""
     order_id = f"#W{k}1"
     if by == "email":
@@ -42,7 +42,8 @@ def run(k: int, city: str, express: bool, prepaid: bool, *, by: str = "email") -
         task, first = f"My phone is 555-01{k:02d}. Please cancel order {order_id}.", ("find_by_phone", {"phone": f"555-01{k:02d}"})
     calls = [
         Call(tool=first[0], args=first[1], result=f"cust_{1000 + k}"),
-        Call(tool="get_customer", args={"customer_id": f"cust_{1000 + k}"}, result={"id": f"cust_{1000 + k}", "city": city, "tier": "gold"}),
+        Call(tool="get_customer", args={"customer_id": f"cust_{1000 + k}"},
+             result={"id": f"cust_{1000 + k}", "city": city, "tier": "gold", **({"card": card} if card else {})}),
         Call(tool="get_order", args={"order_id": order_id},
              result={"id": order_id, "customer": f"cust_{1000 + k}", "status": "pending", "express": express, "prepaid": prepaid}),
         Call(tool="cancel", args={"order_id": order_id}, result={"order_id": order_id, "status": "cancelled"}),
@@ -75,6 +76,12 @@ def test_the_other_routes_runs_widen_the_values_a_skills_facts_take() -> None:
     assert "'Austin'" not in body and "# not guarded: customer['city'] took 4 different values in 4 runs" in body
     # the flags keep the combinations some run of either route showed: express and prepaid together is none
     assert "(order['express'], order['prepaid']) in ((False, False), (False, True), (True, False))" in body
+
+
+def test_a_field_only_some_records_have_takes_the_values_either_route_showed_whole() -> None:
+    own = [run(1, "Austin", False, False, card="visa"), run(5, "Austin", False, False)]
+    _spec, body = learned(own, evidence=(run(2, "Boston", False, False, by="phone", card="mastercard"),))
+    assert "values(customer, 'card') in (['mastercard'], ['visa'], [])" in body, body
 
 
 def test_runs_that_made_other_calls_after_the_first_are_no_evidence() -> None:
