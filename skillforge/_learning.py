@@ -238,6 +238,12 @@ def branched(specs: list[SkillSpec], runs: list[Trajectory], *, phrased: int = 0
     groups: dict[Any, list[int]] = {}
     for k, spec in enumerate(specs):
         groups.setdefault(tuple((st.tool, st.args, st.each) for st in spec.steps), []).append(k)
+    if len(groups) > 1 and any(len({specs[k].output for k in ks}) > 1 for ks in groups.values()):
+        # two answers after the same calls beside runs that called more ("isn't locked" / "is disabled" after
+        # the read that the unlocking runs made too): each answer a way of its own
+        groups = {}
+        for k, spec in enumerate(specs):
+            groups.setdefault((tuple((st.tool, st.args, st.each) for st in spec.steps), spec.output), []).append(k)
     if len(groups) > 2:
         return _chained(specs, runs, list(groups.values()), phrased)
     if len(groups) == 1:  # the same reads, and two answers ("X's manager is Y" / "X has no manager")
@@ -571,14 +577,14 @@ def settle(specs: list[SkillSpec]) -> dict[Site, tuple[Expr, tuple[Expr, ...]]] 
     Run 1 bound ``amount`` to ``order['total']`` but ``order['items'][0]['price']`` was
     equal; run 2 (where they differ) used ``order['total']``: settled on it.
     """
-    shapes = {tuple((s.tool, tuple(k for k, _ in s.args)) for s in spec.steps) for spec in specs}
-    if len(shapes) != 1:
-        return None  # different calls: not the same skill, whatever the sources
     sites = sorted({site for spec in specs for site, _ in spec.alts}, key=lambda s: (s[0], repr(s[1])))
     prefer: dict[Site, tuple[Expr, tuple[Expr, ...]]] = {}
     for site in sites:
+        # the runs that made the calls up to the site's (or all of them, for the answer): a run that
+        # stopped earlier or called otherwise (a branch) has no say on where that value comes from
+        shape = next(_calls_upto(spec, site[0]) for spec in specs if site in dict(spec.alts))
         options = []
-        for spec in specs:
+        for spec in (s for s in specs if _calls_upto(s, site[0]) == shape):
             chosen = _spec_expr(spec, site)
             if chosen is None:
                 return None
@@ -588,6 +594,12 @@ def settle(specs: list[SkillSpec]) -> dict[Site, tuple[Expr, tuple[Expr, ...]]] 
             return None
         prefer[site] = (common[0], tuple(common[1:]))
     return prefer
+
+
+def _calls_upto(spec: SkillSpec, call: int) -> tuple[Any, ...]:
+    """The tools and argument names of ``spec``'s calls up to ``call`` (all of them for the answer, -1)."""
+    steps = spec.steps if call < 0 else spec.steps[: call + 1]
+    return tuple((s.tool, tuple(k for k, _ in s.args)) for s in steps)
 
 
 def _spec_expr(spec: SkillSpec, site: Site) -> Expr | None:
