@@ -258,12 +258,15 @@ def branched(specs: list[SkillSpec], runs: list[Trajectory], *, phrased: int = 0
         return None
     short, long = sorted(groups.values(), key=lambda ks: (len(specs[ks[0]].steps), ks[0]))
     a, b = specs[short[0]], specs[long[0]]
-    after = len(a.steps) - 1
-    if after < 0 or len(b.steps) < len(a.steps) or any(not a.tools[st.tool].read for st in a.steps):
-        return None  # the runs that stopped early only read
-    if len(b.steps) == len(a.steps) and a.output == b.output:
-        return None
-    if [(x.tool, x.args, x.each) for x in a.steps] != [(x.tool, x.args, x.each) for x in b.steps[: after + 1]]:
+    calls_a, calls_b = [(x.tool, x.args, x.each) for x in a.steps], [(x.tool, x.args, x.each) for x in b.steps]
+    lead = 0  # the reads both ways made first
+    while lead < len(calls_a) and lead < len(calls_b) and calls_a[lead] == calls_b[lead] and a.tools[a.steps[lead].tool].read:
+        lead += 1
+    after = lead - 1  # a fork where the short runs did more than these reads ("reset" / "reset, and unlock too")
+    fork = lead < len(calls_a)
+    if after < 0 or (fork and calls_a == calls_b):
+        return None  # nothing read first, or the same calls with two answers after a write
+    if not fork and len(b.steps) == len(a.steps) and a.output == b.output:
         return None
     if any(s.kind == CHOICE and len({tuple(_said_texts(spec, s.name)) for spec in specs}) > 1 for s in a.slots):
         return None  # a text a choice said is a fact no branch condition reads: the runs stay apart
@@ -287,8 +290,8 @@ def branched(specs: list[SkillSpec], runs: list[Trajectory], *, phrased: int = 0
         replace(st, var=st.var or sa.steps[i].var) if i <= after else st for i, st in enumerate(sb.steps)
     )
     every = tuple(dict.fromkeys(h for spec in specs for h in spec.runs))
-    early = Early(after, when, tuple(sa.steps[i].guards for i in range(after + 1)), sa.output)
-    return replace(sb, steps=steps, runs=every, early=(early,))
+    early = Early(after, when, tuple(sa.steps[i].guards for i in range(after + 1)), sa.output, sa.steps[after + 1 :])
+    return replace(sb, steps=steps, runs=every, early=(early,), tools={**sa.tools, **sb.tools})
 
 
 def _chained(specs: list[SkillSpec], runs: list[Trajectory], groups: list[list[int]], phrased: int) -> SkillSpec | None:
@@ -355,6 +358,47 @@ def _telling_apart(
         if telling:  # a relation of the task's values, then the fact of fewest values, a flag: what a reviewer reads as the reason
             *_order, g, seen_a = min(telling, key=lambda t: t[:4])
             return Guard("combo", (), (((i, g),), tuple((v,) for v in sorted(seen_a, key=repr))))
+    return _two_telling(sa, sb, a_runs, b_runs, after)
+
+
+def _two_telling(
+    sa: SkillSpec, sb: SkillSpec, a_runs: list[tuple[SkillSpec, Trajectory]], b_runs: list[tuple[SkillSpec, Trajectory]], after: int,
+) -> Guard | None:
+    """Two switch-like facts of the first reads whose combinations in one group's runs are none of the
+    other's (the account was locked, and the task was not said in the words that forbid unlocking):
+    the combinations the first group showed. None where no two such facts tell the groups apart.
+
+    Only flags and facts of few values by nature (a relation of task values, an emptiness, which
+    words the task was said in) are paired: a pair with a fact of many values (a title) would tell
+    any two groups apart by chance."""
+    facts: dict[Any, tuple[int, Guard]] = {}
+    for i in range(after + 1):
+        for g in (*sa.steps[i].guards, *sb.steps[i].guards):
+            inner = g.value[0] if g.kind == "combo" else ((i, g),)
+            for call, f in inner:
+                if call <= after and (f.kind in _DOMAINS or f.kind in ("said", "eq")) and f.kind not in ("each", "chosen"):
+                    facts.setdefault((call, fact_key(f)), (call, f))
+
+    def seen(call: int, f: Guard, s: SkillSpec, r: Trajectory) -> Any:
+        if f.kind == "said":
+            return s.examples.get(PHRASING, 0)
+        return observe(f, r.calls[call].result, s.examples, [c.result for c in r.calls])
+
+    observed: list[tuple[tuple[int, Guard], list[Any], list[Any]]] = []
+    for key in sorted(facts, key=repr):
+        call, f = facts[key]
+        va, vb = [seen(call, f, s, r) for s, r in a_runs], [seen(call, f, s, r) for s, r in b_runs]
+        values = set(va) | set(vb)
+        if MISSING in values or len(values) < 2:
+            continue
+        if f.kind == "eq" and not all(type(v) is bool or v is None for v in values):
+            continue  # a field of many values by nature (a title, a department): never half of a branch condition
+        observed.append(((call, f), va, vb))
+    for m, (fa, a1, b1) in enumerate(observed):
+        for fb, a2, b2 in observed[m + 1 :]:
+            seen_a, seen_b = set(zip(a1, a2, strict=True)), set(zip(b1, b2, strict=True))
+            if not seen_a & seen_b:
+                return Guard("combo", (), ((fa, fb), tuple(sorted(seen_a, key=repr))))
     return None
 
 

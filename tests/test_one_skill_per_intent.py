@@ -92,3 +92,103 @@ def test_two_answers_after_the_same_reads_beside_a_write_are_two_branches_of_one
     # an answer no fact of the reads tells from another stays apart
     twin = unlock_run("ivy.lee", False).model_copy(update={"outcome": Outcome(ok=True, output="Ask HR.")})
     assert isinstance(learned([*runs, twin]), Rejected)
+
+
+RESET_TOOLS = {
+    "get_user": TOOLS["get_user"],
+    "reset_password": ToolRef(module="desk", qualname="reset_password", params=("username",)),
+    "unlock_account": ToolRef(module="desk", qualname="unlock_account", params=("username",)),
+}
+RESET_SAID = ["Please reset the password for {}.", "Don't unlock anything, just reset {}'s password."]
+
+
+def reset_run(username: str, locked: bool, said: int = 0) -> Trajectory:
+    """Reset a password; a locked account is unlocked too, unless the task said not to."""
+    user = {"username": username, "locked": locked, "manager": "hal.ng"}
+    calls = [Call(tool="get_user", args={"username": username}, result=user),
+             Call(tool="reset_password", args={"username": username}, result={"sent_to": "hal.ng"})]
+    output = f"Reset {username}'s password; it went to hal.ng."
+    if locked and said == 0:
+        calls.append(Call(tool="unlock_account", args={"username": username}, result={"locked": False}))
+        output = f"Reset {username}'s password and unlocked the account; it went to hal.ng."
+    return Trajectory(task=RESET_SAID[said].format(username), calls=calls, outcome=Outcome(ok=True, output=output),
+                      tools=RESET_TOOLS)
+
+
+def learned_said(runs: list[Trajectory]) -> Any:
+    """Learned under each phrasing the runs' tasks were said in (the first run of each says which)."""
+    templates: list[TaskTemplate] = []
+    for run in runs:
+        template = discover_template(run)
+        assert isinstance(template, TaskTemplate)
+        if all(t.text != template.text for t in templates):
+            templates.append(template)
+    return spec_from_runs(runs, name="reset", template=templates[0], phrasings=tuple(templates[1:]))
+
+
+def test_a_request_done_with_one_more_write_in_some_worlds_is_one_skill_with_a_fork() -> None:
+    # reset, and unlock too where the account was locked, unless the words said not to: two facts tell the ways apart
+    runs = [reset_run("ana.ruiz", False), reset_run("bo.chen", True), reset_run("cy.diaz", True, said=1),
+            reset_run("dee.fox", False)]
+    spec = learned_said(runs)
+    assert not isinstance(spec, Rejected), spec
+    assert len(spec.early) == 1 and spec.early[0].after == 0 and [s.tool for s in spec.early[0].steps] == ["reset_password"]
+    source = render_skill(spec)
+    body = source.split("def reset", 1)[1]
+    # the fork is decided on what was read, before any write; each way writes under its own guards
+    assert body.index("if (user['locked'], phrasing) in ((False, 0), (True, 1)):") < body.index("reset_password(")
+    assert prove_all(source, spec, runs) is None
+    again = [reset_run("eve.gray", True), reset_run("fay.hill", False), reset_run("gus.ito", True, said=1)]
+    assert prove_all(source, spec, again) is None
+    # a combination no run showed (not locked, said the second way) is a miss, not a guess
+    assert prove_all(source, spec, [reset_run("hal.ng", False, said=1)]) is not None
+
+
+UNLOCK_RESET = "Please unlock {} and reset the password."
+
+
+def unlock_reset_run(username: str, locked: bool) -> Trajectory:
+    """Unlock and reset: an account that is not locked is only reset (the calls part ways after the read)."""
+    user = {"username": username, "locked": locked, "manager": "hal.ng"}
+    calls = [Call(tool="get_user", args={"username": username}, result=user)]
+    said = []
+    if locked:
+        calls.append(Call(tool="unlock_account", args={"username": username}, result={"locked": False}))
+        said.append(f"Unlocked {username}'s account.")
+    else:
+        said.append(f"{username}'s account isn't locked.")
+    calls.append(Call(tool="reset_password", args={"username": username}, result={"sent_to": "hal.ng"}))
+    said.append(f"Reset {username}'s password.")
+    return Trajectory(task=UNLOCK_RESET.format(username), calls=calls, outcome=Outcome(ok=True, output=" ".join(said)),
+                      tools=RESET_TOOLS)
+
+
+def test_calls_that_part_ways_after_the_same_reads_are_one_skill_branching_there() -> None:
+    runs = [unlock_reset_run("ana.ruiz", True), unlock_reset_run("bo.chen", False), unlock_reset_run("cy.diaz", True)]
+    spec = learned(runs, name="unlock_reset")
+    assert not isinstance(spec, Rejected), spec
+    assert len(spec.early) == 1 and [s.tool for s in spec.early[0].steps] == ["reset_password"]
+    source = render_skill(spec)
+    assert prove_all(source, spec, runs) is None
+    assert prove_all(source, spec, [unlock_reset_run("dee.fox", False), unlock_reset_run("eve.gray", True)]) is None
+
+
+def test_ways_no_fact_of_the_first_reads_tells_apart_stay_apart() -> None:
+    # the same world (not locked), reset alone once and with an unlock once: no read says which
+    runs = [reset_run("ana.ruiz", False), reset_run("bo.chen", True)]
+    odd = reset_run("cy.diaz", False).model_copy(update={"calls": [*reset_run("cy.diaz", False).calls,
+                                                                   Call(tool="unlock_account", args={"username": "cy.diaz"}, result={})]})
+    odd = odd.model_copy(update={"outcome": Outcome(ok=True, output="Reset cy.diaz's password and unlocked the account; it went to hal.ng.")})
+    assert isinstance(learned_said([*runs, odd]), Rejected)
+    # nor by a fact of many values by nature paired with another: the lock and the title together would
+    # tell these apart, each alone would not; a title is no reason to unlock
+    def titled(run: Trajectory, title: str, unlock: bool) -> Trajectory:
+        first = run.calls[0].model_copy(update={"result": {**run.calls[0].result, "title": title}})
+        name = run.calls[0].args["username"]
+        extra = [Call(tool="unlock_account", args={"username": name}, result={})] if unlock else []
+        output = f"Reset {name}'s password{' and unlocked the account' if unlock else ''}; it went to hal.ng."
+        return run.model_copy(update={"calls": [first, run.calls[1], *extra], "outcome": Outcome(ok=True, output=output)})
+
+    crossed = [titled(reset_run("ana.ruiz", False), "Intern", False), titled(reset_run("bo.chen", True), "SRE", False),
+               titled(reset_run("cy.diaz", False), "SRE", True), titled(reset_run("dee.fox", True), "Intern", True)]
+    assert isinstance(learned_said(crossed), Rejected)
