@@ -673,6 +673,16 @@ def _spans_template(traj: Trajectory, *, importable: bool = True, roll: bool = T
     lifter = _Lifter(traj, roll=roll)
     raw_steps, output, _eaches, _taken = _lift_values(lifter, traj)
     used = _params_used(raw_steps, output)
+    acted = _params_used(raw_steps, Const(None))
+    if acted:  # words only the answer quotes, and no result holds, say what the run was asked in the task's words,
+        # not what to act on: literal text until runs show them vary ("Please enable MFA for {username}", its answer
+        # says "MFA" too). A number stays a slot (a constant tied to it is what the run checks reject), and so does a
+        # value a result holds too (the answer may quote the result: which one, the runs settle)
+        words = {
+            name for name, v, _kind, _how in lifter.params.values()
+            if type(v) is str and not re.search(r"\d", v) and not lifter.sources.get(f"str:{v!r}")
+        }
+        used = {name for name in used if name in acted or name not in words}
     values = {name: v for name, v, _kind, _how in lifter.params.values()}
     tops = [e for _t, a in raw_steps for _k, e in a] + [output]
     for listed, var in sorted({(e.seq.name, e.var) for top in tops for e in walk_exprs(top) if isinstance(e, Each)}):

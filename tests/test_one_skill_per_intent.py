@@ -192,3 +192,55 @@ def test_ways_no_fact_of_the_first_reads_tells_apart_stay_apart() -> None:
     crossed = [titled(reset_run("ana.ruiz", False), "Intern", False), titled(reset_run("bo.chen", True), "SRE", False),
                titled(reset_run("cy.diaz", False), "SRE", True), titled(reset_run("dee.fox", True), "Intern", True)]
     assert isinstance(learned_said(crossed), Rejected)
+
+
+MFA_TOOLS = {
+    "get_user": TOOLS["get_user"],
+    "enable_mfa": ToolRef(module="desk", qualname="enable_mfa", params=("username",)),
+}
+
+
+def mfa_run(task: str, username: str) -> Trajectory:
+    calls = [Call(tool="get_user", args={"username": username}, result={"username": username, "mfa": False}),
+             Call(tool="enable_mfa", args={"username": username}, result={"mfa": True})]
+    return Trajectory(task=task.format(username), calls=calls, outcome=Outcome(ok=True, output=f"Enabled MFA for {username}."),
+                      tools=MFA_TOOLS)
+
+
+def test_words_only_the_answer_quotes_stay_literal_so_other_wordings_of_the_request_are_one_skill() -> None:
+    # "MFA" is in the task and the answer alike: one run cannot say it varies, so it is no parameter
+    said = mfa_run("Please enable MFA for {}.", "ana.ruiz")
+    other = mfa_run("Turn on two-factor for {}.", "bo.chen")
+    first, second = discover_template(said), discover_template(other)
+    assert isinstance(first, TaskTemplate) and isinstance(second, TaskTemplate)
+    assert first.text == "Please enable MFA for {username}." and [s.name for s in first.params] == ["username"]
+    spec = spec_from_runs([said, other], name="enable", template=first, phrasings=(second,))
+    assert not isinstance(spec, Rejected), spec
+    assert prove_all(render_skill(spec), spec, [mfa_run("Please enable MFA for {}.", "cy.diaz")]) is None
+    # the template binds the words it was asked in, not any other factor the answer would then misname
+    assert first.bind("Please enable SSO for cy.diaz.") is None
+    # a number only the answer quotes stays a parameter (a constant tied to it is what the run checks catch)
+    counted = Trajectory(task="Give ana.ruiz 3 seats", calls=[Call(tool="enable_mfa", args={"username": "ana.ruiz"}, result={})],
+                         outcome=Outcome(ok=True, output="Gave ana.ruiz 3 seats."), tools=MFA_TOOLS)
+    template = discover_template(counted)
+    assert isinstance(template, TaskTemplate) and len(template.params) == 2
+
+
+def test_the_helpdesk_stream_learns_one_file_per_intent_for_its_forks(tmp_path: Any) -> None:
+    """Forge-level: the unlock, password and MFA requests of the helpdesk stream, through solve() and
+    shadowed by the agent alone: no wrong replay, and one skill file per (kind, identification route)."""
+    from types import SimpleNamespace
+
+    from bench import shadow
+    from bench.workloads import helpdesk
+
+    kinds = {"unlock", "reset_password", "mfa"}
+    stream = [t for t in helpdesk.tasks() if t.kind in kinds]
+    workload = SimpleNamespace(**{k: getattr(helpdesk, k) for k in (
+        "TOOLS", "READS", "TOOLBOX", "make_world", "use_world", "snapshot", "agent")}, tasks=lambda: stream)
+    report = shadow.run(workload, workdir=tmp_path)  # type: ignore[arg-type]
+    assert report.wrong_replays == [] and report.crashes == [] and report.agent_mismatches == []
+    assert report.served + report.handed_over > 0
+    many = {key: names for key, names in report.files_by_route.items() if len(names) > 1}
+    assert many == {}, many
+    assert {kind for kind, _route in report.files_by_route} == kinds
