@@ -556,6 +556,11 @@ def _apart(template: TaskTemplate, bound: dict[str, Any], used: set[str]) -> lis
     return out
 
 
+def _plainly_held(sources: list[tuple[int, tuple[str | int, ...]]]) -> bool:
+    """No result holds the value, or one holds it as a field of a record (not an element of a list)."""
+    return not sources or any(all(type(k) is str for k in path) for _call, path in sources)
+
+
 def _params_used(raw_steps: list[tuple[str, tuple[tuple[str, Expr], ...]]], output: Expr) -> set[str]:
     return {e.name for top in [e for _t, a in raw_steps for _k, e in a] + [output] for e in walk_exprs(top) if isinstance(e, Param)}
 
@@ -674,13 +679,14 @@ def _spans_template(traj: Trajectory, *, importable: bool = True, roll: bool = T
     raw_steps, output, _eaches, _taken = _lift_values(lifter, traj)
     used = _params_used(raw_steps, output)
     acted = _params_used(raw_steps, Const(None))
-    if acted:  # words only the answer quotes, and no result holds, say what the run was asked in the task's words,
-        # not what to act on: literal text until runs show them vary ("Please enable MFA for {username}", its answer
-        # says "MFA" too). A number stays a slot (a constant tied to it is what the run checks reject), and so does a
-        # value a result holds too (the answer may quote the result: which one, the runs settle)
+    if acted:  # words only the answer quotes say what the run was asked in the task's words, not what to act on:
+        # literal text until runs show them vary ("Please enable MFA for {username}", its answer says "MFA" too;
+        # "Is {ticket_id} still open?", its answer says the ticket's status). A number stays a slot (a constant tied
+        # to it is what the run checks reject), and so does a value only an element of a list holds (the answer would
+        # quote that element by a selection no one run can settle)
         words = {
             name for name, v, _kind, _how in lifter.params.values()
-            if type(v) is str and not re.search(r"\d", v) and not lifter.sources.get(f"str:{v!r}")
+            if type(v) is str and not re.search(r"\d", v) and _plainly_held(lifter.sources.get(f"str:{v!r}", []))
         }
         used = {name for name in used if name in acted or name not in words}
     values = {name: v for name, v, _kind, _how in lifter.params.values()}

@@ -14,7 +14,7 @@ from skillforge._codegen import render_skill
 from skillforge._compile import prove_all
 from skillforge._learning import spec_from_runs
 from skillforge._lifting import Rejected, discover_template
-from skillforge._template import TaskTemplate
+from skillforge._template import Slot, TaskTemplate
 from skillforge._trajectory import Call, Outcome, ToolRef, Trajectory
 
 TOOLS = {
@@ -219,6 +219,15 @@ def test_words_only_the_answer_quotes_stay_literal_so_other_wordings_of_the_requ
     assert prove_all(render_skill(spec), spec, [mfa_run("Please enable MFA for {}.", "cy.diaz")]) is None
     # the template binds the words it was asked in, not any other factor the answer would then misname
     assert first.bind("Please enable SSO for cy.diaz.") is None
+    # a word a record's field holds too: the answer quotes the record, the task's word stays literal
+    ticket = Trajectory(task="Is T-12 still open?", calls=[Call(tool="get_user", args={"username": "T-12"}, result={"status": "open"})],
+                        outcome=Outcome(ok=True, output="T-12 is open."), tools=MFA_TOOLS)
+    template = discover_template(ticket)
+    assert isinstance(template, TaskTemplate) and template.text == "Is {username} still open?"
+    # a word only an element of a list holds stays a parameter: no one run says which element the answer quoted
+    listed = ticket.model_copy(update={"calls": [ticket.calls[0].model_copy(update={"result": {"history": [{"status": "open"}]}})]})
+    template = discover_template(listed)
+    assert isinstance(template, TaskTemplate) and len(template.params) == 2
     # a number only the answer quotes stays a parameter (a constant tied to it is what the run checks catch)
     counted = Trajectory(task="Give ana.ruiz 3 seats", calls=[Call(tool="enable_mfa", args={"username": "ana.ruiz"}, result={})],
                          outcome=Outcome(ok=True, output="Gave ana.ruiz 3 seats."), tools=MFA_TOOLS)
@@ -244,3 +253,18 @@ def test_the_helpdesk_stream_learns_one_file_per_intent_for_its_forks(tmp_path: 
     many = {key: names for key, names in report.files_by_route.items() if len(names) > 1}
     assert many == {}, many
     assert {kind for kind, _route in report.files_by_route} == kinds
+
+
+def test_a_mark_seen_only_inside_a_token_of_free_text_never_ends_a_word_of_it() -> None:
+    from skillforge._template import shape_of, union_shape
+
+    shape = shape_of("firmware updated to v2.3", "text")
+    assert shape == "words:3-5:~."
+    note = TaskTemplate("Please close {ticket_id}, note: {note}",
+                        [Slot("ticket_id", "id", "str", shape="`INC`-9"), Slot("note", "text", "str", shape=shape)])
+    assert note.bind("Please close INC-4801, note: firmware updated to v3.1") is not None
+    # a sentence's full stop after the note is not part of it (the close writes the note without it)
+    assert note.bind("Please close INC-4806, note: duplicate of INC-4807.") == {"ticket_id": "INC-4806", "note": "duplicate of INC-4807"}
+    assert note.bind("Please close INC-4806, note: see INC-4807. Then reopen it") is None
+    # a mark a learned text ended a word with still may; one seen inside a token stays so when merged
+    assert union_shape(shape, "words:2-4:,") == "words:2-5:,~." and union_shape("words:2-4:.", shape) == "words:2-5:."
