@@ -339,7 +339,12 @@ def _first_branch(specs: list[SkillSpec], runs: list[Trajectory], first: list[in
 def _telling_apart(
     sa: SkillSpec, sb: SkillSpec, a_runs: list[tuple[SkillSpec, Trajectory]], b_runs: list[tuple[SkillSpec, Trajectory]], after: int,
 ) -> Guard | None:
-    """A fact of the first reads that took other values in every run of one group than in any of the other's."""
+    """A fact of the first reads that took other values in every run of one group than in any of the other's.
+
+    A relation of the task's values (the requester is the user's manager) is the reason a reviewer
+    expects: where no one relation tells the groups apart but two do together, they are the branch,
+    before another fact that happened to differ (the account was locked in the one run refused)."""
+    other: Guard | None = None
     for i in range(after + 1):
         facts: dict[Any, Guard] = {}
         for g in (*sa.steps[i].guards, *sb.steps[i].guards):
@@ -356,13 +361,19 @@ def _telling_apart(
                 count = 2 if nullish else len(seen_a | seen_b)
                 telling.append((_TELLING.get(g.kind, len(_TELLING)), count, not flag, repr(key), g, seen_a))
         if telling:  # a relation of the task's values, then the fact of fewest values, a flag: what a reviewer reads as the reason
-            *_order, g, seen_a = min(telling, key=lambda t: t[:4])
-            return Guard("combo", (), (((i, g),), tuple((v,) for v in sorted(seen_a, key=repr))))
+            rank, *_order, g, seen_a = min(telling, key=lambda t: t[:4])
+            found = Guard("combo", (), (((i, g),), tuple((v,) for v in sorted(seen_a, key=repr))))
+            if rank < len(_TELLING):
+                return found
+            other = other or found
+    if other is not None:
+        return _two_telling(sa, sb, a_runs, b_runs, after, relations=True) or other
     return _two_telling(sa, sb, a_runs, b_runs, after)
 
 
 def _two_telling(
     sa: SkillSpec, sb: SkillSpec, a_runs: list[tuple[SkillSpec, Trajectory]], b_runs: list[tuple[SkillSpec, Trajectory]], after: int,
+    relations: bool = False,
 ) -> Guard | None:
     """Two switch-like facts of the first reads whose combinations in one group's runs are none of the
     other's (the account was locked, and the task was not said in the words that forbid unlocking):
@@ -370,12 +381,14 @@ def _two_telling(
 
     Only flags and facts of few values by nature (a relation of task values, an emptiness, which
     words the task was said in) are paired: a pair with a fact of many values (a title) would tell
-    any two groups apart by chance."""
+    any two groups apart by chance. ``relations``: relations of the task's values only."""
     facts: dict[Any, tuple[int, Guard]] = {}
     for i in range(after + 1):
         for g in (*sa.steps[i].guards, *sb.steps[i].guards):
             inner = g.value[0] if g.kind == "combo" else ((i, g),)
             for call, f in inner:
+                if relations and f.kind not in _TELLING:
+                    continue
                 if call <= after and (f.kind in _DOMAINS or f.kind in ("said", "eq")) and f.kind not in ("each", "chosen"):
                     facts.setdefault((call, fact_key(f)), (call, f))
 

@@ -228,6 +228,13 @@ def test_words_only_the_answer_quotes_stay_literal_so_other_wordings_of_the_requ
     listed = ticket.model_copy(update={"calls": [ticket.calls[0].model_copy(update={"result": {"history": [{"status": "open"}]}})]})
     template = discover_template(listed)
     assert isinstance(template, TaskTemplate) and len(template.params) == 2
+    # a word a collection holds as a key stays a parameter: whether it is there was what the run decided on
+    member = Trajectory(task="Add ana.ruiz to the vpn-users group",
+                        calls=[Call(tool="get_user", args={"username": "ana.ruiz"},
+                                    result={"groups": {"staff": {"since": "2023"}, "vpn-users": {"since": "2024"}}})],
+                        outcome=Outcome(ok=True, output="ana.ruiz is already in vpn-users."), tools=MFA_TOOLS)
+    template = discover_template(member)
+    assert isinstance(template, TaskTemplate) and template.text == "Add {username} to the {group} group"
     # a number only the answer quotes stays a parameter (a constant tied to it is what the run checks catch)
     counted = Trajectory(task="Give ana.ruiz 3 seats", calls=[Call(tool="enable_mfa", args={"username": "ana.ruiz"}, result={})],
                          outcome=Outcome(ok=True, output="Gave ana.ruiz 3 seats."), tools=MFA_TOOLS)
@@ -268,3 +275,34 @@ def test_a_mark_seen_only_inside_a_token_of_free_text_never_ends_a_word_of_it() 
     assert note.bind("Please close INC-4806, note: see INC-4807. Then reopen it") is None
     # a mark a learned text ended a word with still may; one seen inside a token stays so when merged
     assert union_shape(shape, "words:2-4:,") == "words:2-5:,~." and union_shape("words:2-4:.", shape) == "words:2-5:."
+
+
+def restricted_run(username: str, group: str, requester: str, manager: str, owner: str, locked: bool = False) -> Trajectory:
+    """Add to a restricted group: only the user's manager or the group's owner may ask."""
+    calls = [Call(tool="get_user", args={"username": username}, result={"username": username, "manager": manager, "locked": locked}),
+             Call(tool="get_group", args={"group": group}, result={"name": group, "owner": owner, "restricted": True}),
+             Call(tool="get_user", args={"username": requester}, result={"username": requester, "manager": "zed.boss", "locked": False})]
+    if requester in (manager, owner):
+        calls.append(Call(tool="add_to_group", args={"username": username, "group": group}, result={"member": True}))
+        output = f"Added {username} to {group} (requested by {requester})."
+    else:
+        output = f"{group} is restricted: ask {manager} or {owner}. I haven't added {username}."
+    return Trajectory(task=f"Hi, this is {requester}. Please add {username} to {group}, thanks!", calls=calls,
+                      outcome=Outcome(ok=True, output=output), tools=TOOLS)
+
+
+def test_two_relations_of_the_task_values_are_the_branch_before_a_fact_that_happened_to_differ() -> None:
+    # the manager asks, the owner asks, both are one: added. A colleague asks: refused, and that one user was locked
+    runs = [restricted_run("ivy.chen", "pay-admins", "mia.lopez", "mia.lopez", "mia.lopez"),
+            restricted_run("yuki.ito", "prod-db", "ben.ok", "ben.ok", "dan.kim"),
+            restricted_run("raj.patel", "prod-db", "dan.kim", "ben.ok", "dan.kim"),
+            restricted_run("pia.nair", "pay-admins", "kat.oneil", "mia.lopez", "mia.lopez", locked=True)]
+    spec = learned(runs)
+    assert not isinstance(spec, Rejected), spec
+    source = render_skill(spec)
+    # neither relation alone tells the refusal apart (the manager asked where the owner did not, and so on)
+    assert "if (user['manager'] == username_2, group_2['owner'] == username_2) in ((False, False),):" in source
+    assert prove_all(source, spec, runs) is None
+    again = [restricted_run("ann.lee", "prod-db", "ben.ok", "ben.ok", "dan.kim"),
+             restricted_run("bob.ray", "pay-admins", "kat.oneil", "mia.lopez", "mia.lopez", locked=True)]
+    assert prove_all(source, spec, again) is None
