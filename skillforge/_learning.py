@@ -407,12 +407,17 @@ def _two_telling(
         if f.kind == "eq" and not all(type(v) is bool or v is None for v in values):
             continue  # a field of many values by nature (a title, a department): never half of a branch condition
         observed.append(((call, f), va, vb))
+    pairs = []
     for m, (fa, a1, b1) in enumerate(observed):
         for fb, a2, b2 in observed[m + 1 :]:
             seen_a, seen_b = set(zip(a1, a2, strict=True)), set(zip(b1, b2, strict=True))
-            if not seen_a & seen_b:
-                return Guard("combo", (), ((fa, fb), tuple(sorted(seen_a, key=repr))))
-    return None
+            if not seen_a & seen_b:  # the reasons a reviewer expects first: relations of task values and the words said
+                rank = sum(f.kind not in _TELLING and f.kind != "said" for _c, f in (fa, fb))
+                pairs.append((rank, len(seen_a | seen_b), m, (fa, fb), seen_a))
+    if not pairs:
+        return None
+    *_order, facts, seen_a = min(pairs, key=lambda p: p[:3])
+    return Guard("combo", (), (facts, tuple(sorted(seen_a, key=repr))))
 
 
 _TELLING = {"member": 0, "near": 0, "equal": 0, "same": 1, "cmp": 1}  # relations of task values before other facts

@@ -306,3 +306,18 @@ def test_two_relations_of_the_task_values_are_the_branch_before_a_fact_that_happ
     again = [restricted_run("ann.lee", "prod-db", "ben.ok", "ben.ok", "dan.kim"),
              restricted_run("bob.ray", "pay-admins", "kat.oneil", "mia.lopez", "mia.lopez", locked=True)]
     assert prove_all(source, spec, again) is None
+
+
+def test_of_pairs_that_tell_a_fork_apart_the_words_said_come_before_a_flag_that_happened_to_differ() -> None:
+    def with_devices(run: Trajectory, devices: bool) -> Trajectory:
+        first = run.calls[0].model_copy(update={"result": {**run.calls[0].result, "devices": ["LT-1"] if devices else []}})
+        return run.model_copy(update={"calls": [first, *run.calls[1:]]})
+
+    # reset only: not locked, or said not to unlock; reset and unlock: the one locked account had no devices
+    runs = [with_devices(reset_run("ana.ruiz", False), False), with_devices(reset_run("bo.chen", False), True),
+            with_devices(reset_run("cy.diaz", True, said=1), True), with_devices(reset_run("dee.fox", True), False)]
+    spec = learned_said(runs)
+    assert not isinstance(spec, Rejected), spec
+    source = render_skill(spec)
+    assert "if (user['locked'], phrasing) in ((False, 0), (True, 1)):" in source
+    assert prove_all(source, spec, runs) is None
