@@ -232,8 +232,13 @@ def branched(specs: list[SkillSpec], runs: list[Trajectory], *, phrased: int = 0
     reads, then ``if`` the fact that told the two groups apart in every run, the first group's
     guards and answer, else the second's guards and the rest. None where the runs do not split so.
 
+    A *fork* is the same for ways whose calls part after the reads both made ("reset" / "reset,
+    and unlock too"; "unlock, reset" / "reset"): the branch is taken right after those reads,
+    before any write, and carries its own further calls (``Early.steps``).
+
     Each group is merged on its own (``merge``), so each branch keeps exactly the guards its
-    runs showed; the fact that picks a branch took disjoint values in the two groups.
+    runs showed; the fact (or the two facts, see ``_two_telling``) that picks a branch took
+    disjoint values in the two groups.
     """
     groups: dict[Any, list[int]] = {}
     for k, spec in enumerate(specs):
@@ -389,7 +394,7 @@ def _two_telling(
             for call, f in inner:
                 if relations and f.kind not in _TELLING:
                     continue
-                if call <= after and (f.kind in _DOMAINS or f.kind in ("said", "eq")) and f.kind not in ("each", "chosen"):
+                if call <= after and (f.kind in _DOMAINS or f.kind in ("said", "eq")):
                     facts.setdefault((call, fact_key(f)), (call, f))
 
     def seen(call: int, f: Guard, s: SkillSpec, r: Trajectory) -> Any:
