@@ -69,6 +69,7 @@ class ShadowReport:
     learned: int = 0  # solves that wrote or updated a skill
     by_kind: dict[str, Counter[str]] = field(default_factory=dict)
     files_by_kind: Counter[str] = field(default_factory=Counter)  # kind -> skill files holding a run of that kind
+    files_by_route: dict[tuple[str, str], list[str]] = field(default_factory=dict)  # (kind, route) -> those files
     handovers: Counter[str] = field(default_factory=Counter)  # why skills stopped, most common first
     seconds: float = 0.0
 
@@ -173,8 +174,11 @@ def run(
             if forge.runlog is not None:
                 forge.runlog.close()
         report.skills_written = sorted(p.stem for p in (root / "skills").glob("*.py") if p.stem != "__init__")
-        for skill in forge.skills():  # which intents each file serves: the kinds of the tasks of its runs
-            report.files_by_kind.update({_kind_of(forge.library.load_run(h).task, stream) for h in skill.runs})
+        held = {skill.name: [forge.library.load_run(h) for h in skill.runs] for skill in forge.skills()}
+        for name, keys in sorted(_intents(held, stream).items()):  # which intents each file serves
+            report.files_by_kind.update({kind for kind, _route in keys})
+            for key in keys:
+                report.files_by_route.setdefault(key, []).append(name)
     report.seconds = time.perf_counter() - start
     return report
 
@@ -183,6 +187,27 @@ def _detail(output: Any, alone: Any, diff: list[str]) -> str:
     """What differed, for the run log: the answers if they did, and the first rows only one world has."""
     said = [f"answer {output!r}, the agent alone {alone!r}"] if output != alone else []
     return "; ".join(said + diff[:5] + ([f"... {len(diff) - 5} more rows"] if len(diff) > 5 else []))
+
+
+def _intents(held: dict[str, list[Any]], stream: list[Task]) -> dict[str, set[tuple[str, str]]]:
+    """Per skill file, the (kind, identification route) of each of its runs.
+
+    The route is the tool a run called first (a username read, or a person's name looked up
+    first). A run of one request of a message of several has the kind of the single-request
+    tasks whose runs made the same calls, where those are of one kind; else the message's."""
+    whole = {t.text: t.kind for t in stream}
+    by_calls: dict[tuple[str, ...], set[str]] = {}
+    for runs in held.values():
+        for r in runs:
+            if r.task in whole:
+                by_calls.setdefault(tuple(c.tool for c in r.calls), set()).add(whole[r.task])
+    out: dict[str, set[tuple[str, str]]] = {}
+    for name, runs in held.items():
+        for r in runs:
+            kinds = by_calls.get(tuple(c.tool for c in r.calls), set())
+            kind = whole.get(r.task) or (next(iter(kinds)) if len(kinds) == 1 else _kind_of(r.task, stream))
+            out.setdefault(name, set()).add((kind, r.calls[0].tool if r.calls else "-"))
+    return out
 
 
 def _kind_of(text: str, stream: list[Task]) -> str:
@@ -248,6 +273,12 @@ def render(r: ShadowReport) -> str:
     for kind, c in sorted(r.by_kind.items()):
         out.append(f"  {kind:<16}{c['tasks']:>6}{c['skill']:>7}{c['skill+agent']:>9}{c['agent']:>7}{c['wrong']:>7}{c['crash']:>7}"
                    f"{r.files_by_kind[kind]:>7}")
+    if r.files_by_route:
+        one = sum(len(names) == 1 for names in r.files_by_route.values())
+        out += ["", f"skill files per (kind, identification route: the tool called first): {one} of {len(r.files_by_route)} "
+                    "with one file"]
+        for (kind, route), names in sorted(r.files_by_route.items()):
+            out.append(f"  {kind:<16}{route:<22}{len(names):>3}" + (f"  {', '.join(names)}" if len(names) > 1 else ""))
     if r.handovers:
         out += ["", "why skills handed over (most common first):"]
         out += [f"  {n:>4}  {why}" for why, n in r.handovers.most_common(10)]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import pprint
+from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -344,20 +345,34 @@ class _Renderer:
     def branch(self, early: Early) -> list[str]:
         """``if <the fact that tells the runs apart>:`` its runs' guards, and their answer."""
         facts, seen = early.when.value
-        (call, fact), = facts
-        code = self.fact_code(call, fact)
-        values = [c[0] for c in seen]
-        if len(values) == 1 and type(values[0]) is bool:
-            cond = code if values[0] else f"not ({code})"
-        elif values == [None]:  # a value there or none
-            cond = f"{code} is None" if " " not in code else f"({code}) is None"
+        if len(facts) > 1:  # two facts together tell the branch apart: the combinations its runs showed
+            lhs = "(" + ", ".join(self.fact_code(call, fact) for call, fact in facts) + ")"
+            kinds = [_kind_of(fact) for _c, fact in facts]
+            options = ", ".join("(" + ", ".join(_literal(k, v) for k, v in zip(kinds, c, strict=True)) + ")" for c in seen)
+            cond = f"{lhs} in ({options}{',' if len(seen) == 1 else ''})"
         else:
-            cond = f"({code}) in ({', '.join(_literal(fact.kind, v) for v in values)}{',' if len(values) == 1 else ''})"
-        lines = [f"if {cond}:  # as the runs that stopped here saw it"]
+            (call, fact), = facts
+            code = self.fact_code(call, fact)
+            values = [c[0] for c in seen]
+            if len(values) == 1 and type(values[0]) is bool:
+                cond = code if values[0] else f"not ({code})"
+            elif values == [None]:  # a value there or none
+                cond = f"{code} is None" if " " not in code else f"({code}) is None"
+            else:
+                cond = f"({code}) in ({', '.join(_literal(fact.kind, v) for v in values)}{',' if len(values) == 1 else ''})"
+        where = "took this way" if early.steps else "stopped here"
+        lines = [f"if {cond}:  # as the runs that {where} saw it"]
         for k, guards in enumerate(early.guards):
             lines.extend("    " + line for line in self.guards(k, guards))
+        if early.steps:  # the branch's own calls, each under its runs' guards
+            own = _Renderer(replace(self.spec, steps=(*self.spec.steps[: early.after + 1], *early.steps), early=()))
+            for k in range(early.after + 1, early.after + 1 + len(early.steps)):
+                lines.extend("    " + line for line in own.call(k))
+            out = own.expr(early.output)
+        else:
+            out = self.expr(early.output)
         note = _constant_note(early.output)
-        lines.append(f"    return {self.expr(early.output)}{f'  # {note}' if note else ''}")
+        lines.append(f"    return {out}{f'  # {note}' if note else ''}")
         return lines
 
     def guards(self, i: int, guards: tuple[Guard, ...]) -> list[str]:
@@ -490,7 +505,8 @@ def _fstring_text(text: str) -> str:
 def _imports(spec: SkillSpec) -> list[str]:
     helpers = set()
     branches = [g for e in spec.early for gs in e.guards for g in gs] + [e.when for e in spec.early]
-    for every in [(*step.pre, *step.post, *step.guards) for step in spec.steps] + [tuple(branches)]:
+    steps = [*spec.steps, *(st for e in spec.early for st in e.steps)]
+    for every in [(*step.pre, *step.post, *step.guards) for step in steps] + [tuple(branches)]:
         for g in (*every, *(g.value[2] for g in every if g.kind == "each")):  # and the fact of every item
             helpers.add("require")
             if g.kind in ("has", "check", "postcheck"):
@@ -508,7 +524,7 @@ def _imports(spec: SkillSpec) -> list[str]:
                 helpers.add("rank")
             if any(isinstance(k, Where) for f in facts for k in f.path):
                 helpers.add("pick")
-    exprs = [e for step in spec.steps for _k, e in step.args] + [spec.output, *(e.output for e in spec.early)]
+    exprs = [e for step in steps for _k, e in step.args] + [spec.output, *(e.output for e in spec.early)]
     if any(isinstance(e, Select) for top in exprs for e in walk_exprs(top)):
         helpers.add("pick")
     if any(isinstance(e, Join) for top in exprs for e in walk_exprs(top)):

@@ -248,12 +248,23 @@ def branched(specs: list[SkillSpec], runs: list[Trajectory], *, phrased: int = 0
     reads, then ``if`` the fact that told the two groups apart in every run, the first group's
     guards and answer, else the second's guards and the rest. None where the runs do not split so.
 
+    A *fork* is the same for ways whose calls part after the reads both made ("reset" / "reset,
+    and unlock too"; "unlock, reset" / "reset"): the branch is taken right after those reads,
+    before any write, and carries its own further calls (``Early.steps``).
+
     Each group is merged on its own (``merge``), so each branch keeps exactly the guards its
-    runs showed; the fact that picks a branch took disjoint values in the two groups.
+    runs showed; the fact (or the two facts, see ``_two_telling``) that picks a branch took
+    disjoint values in the two groups.
     """
     groups: dict[Any, list[int]] = {}
     for k, spec in enumerate(specs):
         groups.setdefault(tuple((st.tool, st.args, st.each) for st in spec.steps), []).append(k)
+    if len(groups) > 1 and any(len({specs[k].output for k in ks}) > 1 for ks in groups.values()):
+        # two answers after the same calls beside runs that called more ("isn't locked" / "is disabled" after
+        # the read that the unlocking runs made too): each answer a way of its own
+        groups = {}
+        for k, spec in enumerate(specs):
+            groups.setdefault((tuple((st.tool, st.args, st.each) for st in spec.steps), spec.output), []).append(k)
     if len(groups) > 2:
         return _chained(specs, runs, list(groups.values()), phrased)
     if len(groups) == 1:  # the same reads, and two answers ("X's manager is Y" / "X has no manager")
@@ -268,12 +279,15 @@ def branched(specs: list[SkillSpec], runs: list[Trajectory], *, phrased: int = 0
         return None
     short, long = sorted(groups.values(), key=lambda ks: (len(specs[ks[0]].steps), ks[0]))
     a, b = specs[short[0]], specs[long[0]]
-    after = len(a.steps) - 1
-    if after < 0 or len(b.steps) < len(a.steps) or any(not a.tools[st.tool].read for st in a.steps):
-        return None  # the runs that stopped early only read
-    if len(b.steps) == len(a.steps) and a.output == b.output:
-        return None
-    if [(x.tool, x.args, x.each) for x in a.steps] != [(x.tool, x.args, x.each) for x in b.steps[: after + 1]]:
+    calls_a, calls_b = [(x.tool, x.args, x.each) for x in a.steps], [(x.tool, x.args, x.each) for x in b.steps]
+    lead = 0  # the reads both ways made first
+    while lead < len(calls_a) and lead < len(calls_b) and calls_a[lead] == calls_b[lead] and a.tools[a.steps[lead].tool].read:
+        lead += 1
+    after = lead - 1  # a fork where the short runs did more than these reads ("reset" / "reset, and unlock too")
+    fork = lead < len(calls_a)
+    if after < 0 or (fork and calls_a == calls_b):
+        return None  # nothing read first, or the same calls with two answers after a write
+    if not fork and len(b.steps) == len(a.steps) and a.output == b.output:
         return None
     if any(s.kind == CHOICE and len({tuple(_said_texts(spec, s.name)) for spec in specs}) > 1 for s in a.slots):
         return None  # a text a choice said is a fact no branch condition reads: the runs stay apart
@@ -297,8 +311,8 @@ def branched(specs: list[SkillSpec], runs: list[Trajectory], *, phrased: int = 0
         replace(st, var=st.var or sa.steps[i].var) if i <= after else st for i, st in enumerate(sb.steps)
     )
     every = tuple(dict.fromkeys(h for spec in specs for h in spec.runs))
-    early = Early(after, when, tuple(sa.steps[i].guards for i in range(after + 1)), sa.output)
-    return replace(sb, steps=steps, runs=every, early=(early,))
+    early = Early(after, when, tuple(sa.steps[i].guards for i in range(after + 1)), sa.output, sa.steps[after + 1 :])
+    return replace(sb, steps=steps, runs=every, early=(early,), tools={**sa.tools, **sb.tools})
 
 
 def _chained(specs: list[SkillSpec], runs: list[Trajectory], groups: list[list[int]], phrased: int) -> SkillSpec | None:
@@ -346,7 +360,12 @@ def _first_branch(specs: list[SkillSpec], runs: list[Trajectory], first: list[in
 def _telling_apart(
     sa: SkillSpec, sb: SkillSpec, a_runs: list[tuple[SkillSpec, Trajectory]], b_runs: list[tuple[SkillSpec, Trajectory]], after: int,
 ) -> Guard | None:
-    """A fact of the first reads that took other values in every run of one group than in any of the other's."""
+    """A fact of the first reads that took other values in every run of one group than in any of the other's.
+
+    A relation of the task's values (the requester is the user's manager) is the reason a reviewer
+    expects: where no one relation tells the groups apart but two do together, they are the branch,
+    before another fact that happened to differ (the account was locked in the one run refused)."""
+    other: Guard | None = None
     for i in range(after + 1):
         facts: dict[Any, Guard] = {}
         for g in (*sa.steps[i].guards, *sb.steps[i].guards):
@@ -363,9 +382,63 @@ def _telling_apart(
                 count = 2 if nullish else len(seen_a | seen_b)
                 telling.append((_TELLING.get(g.kind, len(_TELLING)), count, not flag, repr(key), g, seen_a))
         if telling:  # a relation of the task's values, then the fact of fewest values, a flag: what a reviewer reads as the reason
-            *_order, g, seen_a = min(telling, key=lambda t: t[:4])
-            return Guard("combo", (), (((i, g),), tuple((v,) for v in sorted(seen_a, key=repr))))
-    return None
+            rank, *_order, g, seen_a = min(telling, key=lambda t: t[:4])
+            found = Guard("combo", (), (((i, g),), tuple((v,) for v in sorted(seen_a, key=repr))))
+            if rank < len(_TELLING):
+                return found
+            other = other or found
+    if other is not None:
+        return _two_telling(sa, sb, a_runs, b_runs, after, relations=True) or other
+    return _two_telling(sa, sb, a_runs, b_runs, after)
+
+
+def _two_telling(
+    sa: SkillSpec, sb: SkillSpec, a_runs: list[tuple[SkillSpec, Trajectory]], b_runs: list[tuple[SkillSpec, Trajectory]], after: int,
+    relations: bool = False,
+) -> Guard | None:
+    """Two switch-like facts of the first reads whose combinations in one group's runs are none of the
+    other's (the account was locked, and the task was not said in the words that forbid unlocking):
+    the combinations the first group showed. None where no two such facts tell the groups apart.
+
+    Only flags and facts of few values by nature (a relation of task values, an emptiness, which
+    words the task was said in) are paired: a pair with a fact of many values (a title) would tell
+    any two groups apart by chance. ``relations``: relations of the task's values only."""
+    facts: dict[Any, tuple[int, Guard]] = {}
+    for i in range(after + 1):
+        for g in (*sa.steps[i].guards, *sb.steps[i].guards):
+            inner = g.value[0] if g.kind == "combo" else ((i, g),)
+            for call, f in inner:
+                if relations and f.kind not in _TELLING:
+                    continue
+                if call <= after and (f.kind in _DOMAINS or f.kind in ("said", "eq")):
+                    facts.setdefault((call, fact_key(f)), (call, f))
+
+    def seen(call: int, f: Guard, s: SkillSpec, r: Trajectory) -> Any:
+        if f.kind == "said":
+            return s.examples.get(PHRASING, 0)
+        return observe(f, r.calls[call].result, s.examples, [c.result for c in r.calls])
+
+    observed: list[tuple[tuple[int, Guard], list[Any], list[Any]]] = []
+    for key in sorted(facts, key=repr):
+        call, f = facts[key]
+        va, vb = [seen(call, f, s, r) for s, r in a_runs], [seen(call, f, s, r) for s, r in b_runs]
+        values = set(va) | set(vb)
+        if MISSING in values or len(values) < 2:
+            continue
+        if f.kind == "eq" and not all(type(v) is bool or v is None for v in values):
+            continue  # a field of many values by nature (a title, a department): never half of a branch condition
+        observed.append(((call, f), va, vb))
+    pairs = []
+    for m, (fa, a1, b1) in enumerate(observed):
+        for fb, a2, b2 in observed[m + 1 :]:
+            seen_a, seen_b = set(zip(a1, a2, strict=True)), set(zip(b1, b2, strict=True))
+            if not seen_a & seen_b:  # the reasons a reviewer expects first: relations of task values and the words said
+                rank = sum(f.kind not in _TELLING and f.kind != "said" for _c, f in (fa, fb))
+                pairs.append((rank, len(seen_a | seen_b), m, (fa, fb), seen_a))
+    if not pairs:
+        return None
+    *_order, facts, seen_a = min(pairs, key=lambda p: p[:3])
+    return Guard("combo", (), (facts, tuple(sorted(seen_a, key=repr))))
 
 
 _TELLING = {"member": 0, "near": 0, "equal": 0, "same": 1, "cmp": 1}  # relations of task values before other facts
@@ -661,14 +734,14 @@ def settle(specs: list[SkillSpec]) -> dict[Site, tuple[Expr, tuple[Expr, ...]]] 
     Run 1 bound ``amount`` to ``order['total']`` but ``order['items'][0]['price']`` was
     equal; run 2 (where they differ) used ``order['total']``: settled on it.
     """
-    shapes = {tuple((s.tool, tuple(k for k, _ in s.args)) for s in spec.steps) for spec in specs}
-    if len(shapes) != 1:
-        return None  # different calls: not the same skill, whatever the sources
     sites = sorted({site for spec in specs for site, _ in spec.alts}, key=lambda s: (s[0], repr(s[1])))
     prefer: dict[Site, tuple[Expr, tuple[Expr, ...]]] = {}
     for site in sites:
+        # the runs that made the calls up to the site's (or all of them, for the answer): a run that
+        # stopped earlier or called otherwise (a branch) has no say on where that value comes from
+        shape = next(_calls_upto(spec, site[0]) for spec in specs if site in dict(spec.alts))
         options = []
-        for spec in specs:
+        for spec in (s for s in specs if _calls_upto(s, site[0]) == shape):
             chosen = _spec_expr(spec, site)
             if chosen is None:
                 return None
@@ -678,6 +751,12 @@ def settle(specs: list[SkillSpec]) -> dict[Site, tuple[Expr, tuple[Expr, ...]]] 
             return None
         prefer[site] = (common[0], tuple(common[1:]))
     return prefer
+
+
+def _calls_upto(spec: SkillSpec, call: int) -> tuple[Any, ...]:
+    """The tools and argument names of ``spec``'s calls up to ``call`` (all of them for the answer, -1)."""
+    steps = spec.steps if call < 0 else spec.steps[: call + 1]
+    return tuple((s.tool, tuple(k for k, _ in s.args)) for s in steps)
 
 
 def _spec_expr(spec: SkillSpec, site: Site) -> Expr | None:

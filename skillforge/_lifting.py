@@ -38,6 +38,7 @@ from ._spec import Const, DictOf, Each, Expr, Fmt, Guard, Join, Len, ListOf, Neg
 from ._template import CHOICE, IGNORED, LIST, PHRASING, SLOT_PATTERNS, Slot, TaskTemplate, _said, parse_mapping, shape_of, union_shape
 from ._trajectory import Trajectory, canonical_json
 from ._values import _categorical, _leaves, collection, refs_in, walk_exprs
+from ._values import core as bare  # a text as near() compares it
 
 __all__ = ["Rejected", "Site", "discover_template", "expr_at", "lift", "skill_name"]
 
@@ -556,6 +557,28 @@ def _apart(template: TaskTemplate, bound: dict[str, Any], used: set[str]) -> lis
     return out
 
 
+def _members(results: list[Any]) -> set[str]:
+    """The texts (lowercased, no surrounding marks) results hold as members of a collection: anywhere
+    inside a list, or as the key of a dict whose values are collections (``{"vpn-users": {"since": ...}}``); not a
+    record's field names or values (``{"mfa": False, "status": "open"}``)."""
+    out: set[str] = set()
+    stack: list[tuple[Any, bool]] = [(r, False) for r in results]
+    budget = _MAX_NODES
+    while stack and budget > 0:
+        value, inside = stack.pop()
+        budget -= 1
+        if type(value) is str and inside:
+            out.add(bare(value))
+        elif type(value) is list:
+            stack.extend((v, True) for v in value)
+        elif type(value) is dict:
+            for k, v in value.items():
+                if type(k) is str and (inside or type(v) in (dict, list)):
+                    out.add(bare(k))
+                stack.append((v, inside))
+    return out
+
+
 def _params_used(raw_steps: list[tuple[str, tuple[tuple[str, Expr], ...]]], output: Expr) -> set[str]:
     return {e.name for top in [e for _t, a in raw_steps for _k, e in a] + [output] for e in walk_exprs(top) if isinstance(e, Param)}
 
@@ -673,6 +696,18 @@ def _spans_template(traj: Trajectory, *, importable: bool = True, roll: bool = T
     lifter = _Lifter(traj, roll=roll)
     raw_steps, output, _eaches, _taken = _lift_values(lifter, traj)
     used = _params_used(raw_steps, output)
+    acted = _params_used(raw_steps, Const(None))
+    if acted:  # words only the answer quotes say what the run was asked in the task's words, not what to act on:
+        # literal text until runs show them vary ("Please enable MFA for {username}", its answer says "MFA" too;
+        # "Is {ticket_id} still open?", its answer says the ticket's status, a fact of the read). A number stays a
+        # slot (a constant tied to it is what the run checks reject), and so does a word a collection a result holds
+        # has as an element or a key (up to case): whether it is there may be what the run decided on
+        members = _members([c.result for c in traj.calls])
+        words = {
+            name for name, v, _kind, _how in lifter.params.values()
+            if type(v) is str and not re.search(r"\d", v) and bare(v) not in members
+        }
+        used = {name for name in used if name in acted or name not in words}
     values = {name: v for name, v, _kind, _how in lifter.params.values()}
     tops = [e for _t, a in raw_steps for _k, e in a] + [output]
     for listed, var in sorted({(e.seq.name, e.var) for top in tops for e in walk_exprs(top) if isinstance(e, Each)}):

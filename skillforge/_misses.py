@@ -340,7 +340,8 @@ def describe_shape(shape: str, kind: str) -> str:
     m = re.fullmatch(r"words:(\d+)-(\d+)(?::(.*))?", shape)
     if m is not None:
         span = m[1] if m[1] == m[2] else f"{m[1]} to {m[2]}"
-        marks = f" (with {m[3]!r})" if m[3] else ""
+        ends, _sep, inside = (m[3] or "").partition("~")
+        marks = (f" (with {ends!r})" if ends else "") + (f" ({inside!r} inside a word only)" if inside else "")
         return f"{span} word{'s' * (m[2] != '1')}{marks}, in one clause"
     if shape in _TOKENS:
         return _TOKENS[shape]

@@ -178,15 +178,17 @@ class Step:
 
 @dataclass(frozen=True, slots=True)
 class Early:
-    """A branch of a skill: after step ``after`` (a read), where ``when`` holds (a one-fact
-    ``combo`` guard: the values the runs that stopped there showed), those runs' own guards on
-    the steps so far are checked and ``output`` is the answer; no write happens ("already a
-    member"). Every other task goes on with the skill's steps, under their own guards."""
+    """A branch of a skill: after step ``after`` (a read), where ``when`` holds (a ``combo``
+    guard: the values the runs that took the branch showed), those runs' own guards on the
+    steps so far are checked, their own further calls (``steps``, none where they stopped
+    there: "already a member") made under their guards, and ``output`` is the answer. Every
+    other task goes on with the skill's steps, under their own guards."""
 
     after: int
     when: Guard
     guards: tuple[tuple[Guard, ...], ...]  # per step 0..after
     output: Expr
+    steps: tuple[Step, ...] = ()  # the branch's calls after step ``after`` (a fork: "reset, and unlock too" / "reset")
 
 
 @dataclass(frozen=True)

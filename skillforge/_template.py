@@ -160,7 +160,8 @@ def shape_key(task: str) -> str:
 #                thing (an incident, a change), which the agent may decide on
 #   "$9.9" / "-9" / "9"   numbers, with their sign and currency as learned (an int has no decimals),
 #                never zero;   "0": zero, which is another decision than an amount ("quantity 0")
-#   "words:2-4"  2 to 4 words of free text (":," adds punctuation the learned text had)
+#   "words:2-4"  2 to 4 words of free text (":," adds punctuation the learned text had; ":~." a mark
+#                it had only inside a token, "v2.3", which never ends a word)
 #   "Names:1-3"  1 to 3 capitalised words: names seen in several lengths (Grill, Water Bottle),
 #                with a margin of one word, as free text has
 #   "date:words" (May 20), "date:iso", "date:slash" (read month first); "email"
@@ -207,8 +208,11 @@ def shape_of(raw: str, kind: str) -> str:
     if len(words) > 1 and (len(words) >= 4 or all(w.isalpha() and w.islower() for w in words)):
         n = len(words)
         margin = max(1, n // 3)
-        punct = sorted({c for c in text if not c.isalnum() and not c.isspace() and c not in "'-"})
-        return f"words:{max(1, n - margin)}-{n + margin}" + (":" + "".join(punct) if punct else "")
+        marks = {c for c in text if not c.isalnum() and not c.isspace() and c not in "'-"}
+        # a mark seen only inside a token ("v2.3") may not end a word: "duplicate of INC-4807." is no note
+        inside = {c for c in marks if all(0 < i < len(text) - 1 and text[i - 1].isalnum() and text[i + 1].isalnum()
+                                          for i, ch in enumerate(text) if ch == c)}
+        return f"words:{max(1, n - margin)}-{n + margin}" + _marks("".join(sorted(marks - inside)), "".join(sorted(inside)))
     if kind in ("id", "text"):
         m = _ID_PREFIX.fullmatch(text)
         if m and any(c.isdigit() for c in m[3]):
@@ -264,8 +268,10 @@ def union_shape(a: str | None, b: str | None) -> str | None:
         a, b = _as_words(a), _as_words(b)  # "a, a" is a list of two lowercase words
     wa, wb = re.fullmatch(r"words:(\d+)-(\d+)(?::(.*))?", a), re.fullmatch(r"words:(\d+)-(\d+)(?::(.*))?", b)
     if wa and wb:
-        punct = "".join(sorted(set((wa[3] or "") + (wb[3] or ""))))
-        return f"words:{min(int(wa[1]), int(wb[1]))}-{max(int(wa[2]), int(wb[2]))}" + (f":{punct}" if punct else "")
+        (ea, ia), (eb, ib) = _split_marks(wa[3]), _split_marks(wb[3])
+        ends = set(ea + eb)
+        punct = _marks("".join(sorted(ends)), "".join(sorted(set(ia + ib) - ends)))
+        return f"words:{min(int(wa[1]), int(wb[1]))}-{max(int(wa[2]), int(wb[2]))}" + punct
     parts = set(a.split("||")) | set(b.split("||"))
     names = _as_names(parts)
     return names if names is not None else "||".join(sorted(parts))
@@ -291,6 +297,17 @@ def _as_names(parts: set[str]) -> str | None:
     if len(counts) < 2:
         return None
     return f"Names:{min(counts)}-{max(counts) + 1}"
+
+
+def _marks(ends: str, inside: str) -> str:
+    """The marks part of a free-text shape: ``:,.`` (they may end a word), ``:,~.`` (``.`` only inside a token)."""
+    return (":" + ends + (f"~{inside}" if inside else "")) if ends or inside else ""
+
+
+def _split_marks(punct: str | None) -> tuple[str, str]:
+    """The marks a free-text shape's words may end with, and those seen only inside a token."""
+    ends, _sep, inside = (punct or "").partition("~")
+    return ends, inside
 
 
 def _as_words(shape: str) -> str:
@@ -337,12 +354,13 @@ def shape_regex(shape: str, kind: str) -> str:
         m = re.fullmatch(r"words:(\d{1,2})-(\d{1,2})(?::([^\w\s]*))?", shape)
         if m is None or not 1 <= int(m[1]) <= int(m[2]):
             raise ValueError(f"unknown free-text shape {shape!r} (use words:MIN-MAX)")
-        lo, hi, punct = int(m[1]), int(m[2]), m[3] or ""
+        lo, hi = int(m[1]), int(m[2])
+        punct, inside = _split_marks(m[3])
         if kind == IGNORED and lo < hi and "," in punct:  # a list whose length varied may be one item longer or shorter
             lo, hi = max(1, lo - 1), hi + 1
         seen_ends = "".join(c for c in punct if c in _SENTENCE_ENDS)
         ban = "|".join(_CONNECTIVES)
-        inner = "'\u2019\\-" + "".join(re.escape(c) for c in punct)
+        inner = "'\u2019\\-" + "".join(re.escape(c) for c in punct + inside)
         run = r"[^\W_]" + _RUN
         word = rf"(?!(?:{ban})\b){run}(?:[{inner}]+{run})*" + (f"[{re.escape(punct)}]?" if punct else "")
         if seen_ends:  # the learned text itself spanned a boundary: so may this one
