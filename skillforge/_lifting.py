@@ -133,7 +133,7 @@ class _Lifter(Selecting, Listing):
         self.roll = roll  # discovery: lists the task writes item by item become one list slot
         self.prefer = prefer or {}  # settled by several runs: the source to use, and the alternatives still open
         self.alts: dict[Site, tuple[Expr, ...]] = {}  # other sources of the same value, for ambiguous choices
-        self.agreements: list[tuple[Ref, Ref]] = []  # a value an answer quotes, and another result that held it too
+        self.agreements: list[tuple[Expr, Expr]] = []  # a value an answer quotes (or a count it says), and another result that held it too
         self.used: dict[str, Expr] = {}  # value → the source chosen for it: an answer quoting it uses the same
         self.spans = TaskSpans(traj.task)
         self.params: dict[tuple[int, int], tuple[str, Any, str, str | None]] = {}  # span → (name, value, kind, how)
@@ -448,7 +448,55 @@ class _Lifter(Selecting, Listing):
             pos = e
         if pos < len(text):
             parts.append(text[pos:])
-        return Fmt(self._joins(parts))
+        return Fmt(self._counted(self._joins(parts)))
+
+    def _counted(self, parts: tuple[str | tuple[Expr, str], ...]) -> tuple[str | tuple[Expr, str], ...]:
+        """A count said beside a listing of a whole list (``"It has 3 item(s): a, b, c"``) is that list's
+        length, where one listed list has it: a number of the text, or another list's length that happened
+        to be the same (whose agreement the skill then checks: either may be what the agent counted)."""
+        listed: dict[int, list[Ref]] = {}
+        for part in parts:
+            if not isinstance(part, str) and isinstance(part[0], Join):
+                seq = part[0].seq
+                if seq not in listed.setdefault(len(self._deref(seq)), []):
+                    listed[len(self._deref(seq))].append(seq)
+        if not listed:
+            return parts
+
+        def length(n: int) -> Ref | None:
+            seqs = listed.get(n, [])
+            return seqs[0] if len(seqs) == 1 else None
+
+        def agreeing(seq: Ref, n: int) -> None:
+            others = [e.seq for piece, e, _p, _s in self.scalars if isinstance(e, Len) and piece == str(n)]  # of plain values
+            for other in dict.fromkeys([*others, *listed.get(n, [])]):
+                if other != seq and (Len(seq), Len(other)) not in self.agreements:
+                    self.agreements.append((Len(seq), Len(other)))
+
+        out: list[str | tuple[Expr, str]] = []
+        for part in parts:
+            if isinstance(part, str):
+                pos = 0
+                for m in re.finditer(rf"{_DIGITS_IN_WORD[0]}(?<![\w.@$-])\d+{_DIGITS_IN_WORD[1]}(?!\w|[-–]\d)", part):
+                    seq = length(int(m.group()))
+                    if seq is None:
+                        continue
+                    out += [part[pos : m.start()]] if m.start() > pos else []
+                    out.append((Len(seq), ""))
+                    agreeing(seq, int(m.group()))
+                    pos = m.end()
+                out += [part[pos:]] if pos < len(part) else []
+                continue
+            expr, spec = part
+            n = len(self._deref(expr.seq)) if isinstance(expr, Len) and not spec else -1
+            if n in listed:  # a listed list's length is the count, where one listed list has it
+                seq = expr.seq if expr.seq in listed[n] else length(n)
+                if seq is not None:
+                    out.append((Len(seq), ""))
+                    agreeing(seq, n)
+                    continue
+            out.append(part)
+        return tuple(out)
 
     def _agreeing(self, quoted: Ref) -> None:
         """Note the other results that held the value an answer quotes from ``quoted``: the answer says one
@@ -832,10 +880,11 @@ def lift(
             if agree not in guards[after]:
                 guards[after].append(agree)
     quoted = {r for r in refs_in(output) if isinstance(r, Ref)}
+    counted = {e for e in walk_exprs(output) if isinstance(e, Len)}  # a count the answer says of a listed list
     for chosen, other in lifter.agreements:  # values the answer quotes that another result held too
-        if chosen in quoted:
+        if chosen in quoted or chosen in counted:
             agree = Guard("agree", (), (chosen, other))
-            after = max(chosen.call, other.call)
+            after = max(r.call for r in (*refs_in(chosen), *refs_in(other)))
             if agree not in guards[after]:
                 guards[after].append(agree)
     for top in [e for _t, a in raw_steps for _k, e in a] + [output]:
