@@ -42,7 +42,7 @@ from ._records import folded_as
 from ._spec import Early, Expr, Guard, Param, SkillSpec, Step, Where
 from ._template import CHOICE, IGNORED, PHRASING, Slot, TaskTemplate, choices
 from ._trajectory import Trajectory
-from ._values import EACH, _leaves, enum_like, one, resolve, walk_exprs
+from ._values import EACH, _leaves, bound_item, enum_like, one, resolve, walk_exprs
 
 logger = logging.getLogger(__name__)
 
@@ -175,6 +175,8 @@ def merge(specs: list[SkillSpec], runs: list[Trajectory], *, phrased: int = 0) -
                 ]
                 if MISSING not in as_opt:
                     g, seen = opt, as_opt
+            if MISSING in seen and g.kind == "each" and _each_ambiguous(g, [(spec, run, i) for spec, run in zip(specs, runs, strict=True)]):
+                continue  # an item's task value picks several elements in a run that acted alike: no fact of one
             if MISSING in seen:
                 present = _where_present(g, seen, [(spec, run, i) for spec, run in zip(specs, runs, strict=True)])
                 if present is _AMBIGUOUS:
@@ -501,15 +503,8 @@ def _where_present(g: Guard, seen: list[Any], where: list[tuple[SkillSpec, Traje
     task value on the path picked several elements in some run: no one element has the fact."""
     if g.kind not in _PRESENT_KINDS or not g.path or EACH in g.path:
         return None
-    for m, key in enumerate(g.path):  # a task value that picks several elements in some run: no one element's fact
-        if isinstance(key, Where):
-            for spec, run, i in where:
-                try:
-                    parent = resolve(run.calls[i].result, g.path[:m], spec.examples)
-                except (KeyError, IndexError, TypeError):
-                    continue
-                if type(parent) is list and _picks_several(parent, key, spec.examples):
-                    return _AMBIGUOUS
+    if _ambiguous(g.path, [(run.calls[i].result, spec.examples) for spec, run, i in where]):
+        return _AMBIGUOUS
     values = {v for v in seen if v is not MISSING}
     if len(values) != 1 and not (g.kind in ("sign", "textsign", "len") and values):
         return None  # several texts where the field is there: not one fact
@@ -534,6 +529,35 @@ def _where_present(g: Guard, seen: list[Any], where: list[tuple[SkillSpec, Traje
 
 
 _AMBIGUOUS = Guard("unguarded", (), ("ambiguous",))  # a task value that picked several elements in some run
+
+
+def _ambiguous(path: tuple[Any, ...], seen: list[tuple[Any, dict[str, Any]]]) -> bool:
+    """Whether a task value on ``path`` picks several elements in one of ``seen`` (a result and the
+    task values it was read with): no one element has the fact there."""
+    for m, key in enumerate(path):
+        if isinstance(key, Where):
+            for result, params in seen:
+                try:
+                    parent = resolve(result, path[:m], params)
+                except (KeyError, IndexError, TypeError):
+                    continue
+                if type(parent) is list and _picks_several(parent, key, params):
+                    return True
+    return False
+
+
+def _each_ambiguous(g: Guard, where: list[tuple[SkillSpec, Trajectory, int]]) -> bool:
+    """Whether a fact of every item of a list (``each``) is one a task value of some item picks
+    several elements for in some run (the item changed is one of two of its name in the order
+    the write returned): no fact of that item's element, as for a fact of one task value."""
+    listed, var, inner = g.value
+    seen = [
+        (run.calls[i].result, {**spec.examples, **bound_item(var, item)})
+        for spec, run, i in where
+        if type(spec.examples.get(listed)) is list
+        for item in spec.examples[listed]
+    ]
+    return _ambiguous(inner.path, seen)
 
 
 def _picks_several(elements: Any, where: Where, params: dict[str, Any]) -> bool:

@@ -279,3 +279,25 @@ def test_a_change_of_every_option_is_no_description_of_the_changed_item() -> Non
     spec, source = learned([every, some])
     assert len(spec.runs) == 2
     assert "'options', new_item_ids_changes)" not in source.split("exchange_result = ", 1)[1]
+
+
+def test_an_item_that_is_one_of_two_of_its_name_after_the_write_still_joins_the_list() -> None:
+    # the write returns the order as changed; in the second run the order held another kettle, so
+    # after the write two items bear the name the task gives: a fact of "the" kettle there is no
+    # fact of one element (as for a fact a single task value picks), and the runs make one skill
+    def after_write(run: Trajectory) -> Trajectory:
+        order = run.calls[0].result
+        swaps = dict(zip(run.calls[-1].args["item_ids"], run.calls[-1].args["new_item_ids"], strict=True))
+        changed = {**order, "items": [
+            {**it, "item_id": swaps.get(it["item_id"], it["item_id"]), "price": 10.0,
+             "options": CATALOGUE[it["name"]][swaps.get(it["item_id"], it["item_id"])]} for it in order["items"]]}
+        return run.model_copy(update={"calls": [*run.calls[:-1], run.calls[-1].model_copy(update={"result": changed})]})
+
+    two = after_write(exchange_run("1", [("4001", "4002"), ("5001", "5002")]))
+    among = after_write(exchange_run("11", [("4002", "4003")], first=["4001"]))
+    spec, source = learned([two, among])
+    assert len(spec.runs) == 2 and "for item_name, item_options, new_item_ids_changes in items]" in source
+    # the fact stays a guard where every run's item is the one of its name
+    alone, alone_source = learned([two, after_write(exchange_run("2", [("4002", "4003"), ("6001", "6002")]))])
+    assert "['price'] > 0 for item_name, item_options, new_item_ids_changes in items)" in alone_source
+    assert "['price'] > 0 for item_name" not in source
