@@ -225,6 +225,10 @@ class Learning:
                 refreshed = self._refreshed(existing, traj)
                 if refreshed is not None:
                     return self._write(*refreshed)
+            if family is None:  # a skill of a wider template may take this task (a list of items, a task of one)
+                wider = self._into_wider(spec, traj, variants)
+                if wider is not None:
+                    return wider
             if family is None and not any(v.bind(traj.task) is not None for v in variants):
                 widened = self._generalized(spec, traj)  # a task no template took: widen one that nearly did
                 if widened is not None:
@@ -254,6 +258,34 @@ class Learning:
             if isinstance(verdict, Rejected):
                 return verdict
             return self._write_absorbing(spec, source, [traj], variants)
+
+    def _into_wider(self, spec: SkillSpec, traj: Trajectory, variants: list[SkillFile]) -> Compiled | None:
+        """The run learned into a skill of another template that binds its task too, where all their
+        runs make one skill: a list of items takes a task of one, so the task's own template would
+        be a second file of one intent. The run was learned without a template (a request of a
+        message of several), else the skill that bound it was its family already.
+
+        Candidates make the same calls from the same sources (their first run's program key) as
+        the run lifted under their template; hand-edited files are left alone.
+        """
+        mine = {v.name for v in variants}
+        for match in self._index().find_every(traj.task):
+            other = match.skill
+            if other.name in mine or other.edited or set(other.tools) != set(spec.tools):
+                continue
+            lifted = lift(traj, template=match.template, importable=self.importable_skills)
+            if isinstance(lifted, Rejected) or self._key_of(other) not in (_program_key(lifted), None):
+                continue
+            try:
+                runs = [self.library.load_run(h) for h in other.runs]
+            except SkillFileError:
+                continue
+            learned = self._from_runs([*runs, traj], other.name, *_replaced(other, match.template))
+            if learned is not None:
+                logger.info("%s now also takes %r, which its template binds", other.name, traj.task)
+                same = [v for v in self._index().by_template.get(match.template.text, []) if v is not other]
+                return self._write_absorbing(*learned, same)
+        return None
 
     def _not_run(self, name: str) -> Rejected | None:
         """Why nothing is learned under a name whose file is there but not run: a second skill of the same

@@ -301,3 +301,28 @@ def test_an_item_that_is_one_of_two_of_its_name_after_the_write_still_joins_the_
     alone, alone_source = learned([two, after_write(exchange_run("2", [("4002", "4003"), ("6001", "6002")]))])
     assert "['price'] > 0 for item_name, item_options, new_item_ids_changes in items)" in alone_source
     assert "['price'] > 0 for item_name" not in source
+
+
+def test_a_run_of_one_item_learned_without_a_template_joins_the_list_skill_that_binds_its_task(tmp_path: Any) -> None:
+    # a request cut from a message of several is learned without the template that bound it (no
+    # skill served it whole): where a list skill binds its task, the run widens that skill
+    # instead of starting a second file of one intent under the task's own template
+    from skillforge._compile import Compiled
+    from tests.test_probes_round2 import forge_for, learn, orders
+
+    catalog = [("MUG-1", "Mug"), ("KET-3", "Kettle"), ("BAG-4", "Bag")]
+
+    def world(order_id: str) -> dict[str, Any]:
+        return orders(**{order_id: {"status": "delivered", "items": [
+            {"sku": f"{sku}-{order_id}", "name": name, "status": "delivered"} for sku, name in catalog]}})
+
+    forge = forge_for(tmp_path)
+    learn(forge, "Return from order #6: Mug; Kettle; ", world("6"))
+    alone = forge_for(tmp_path, "alone")  # the same run, as a forge with no skill learns it
+    learn(alone, "Return from order #5: Bag; ", world("5"))
+    (single,) = alone.skills()
+    assert "{item_names}" not in single.template.text
+    verdict = forge.learn(alone.library.load_run(single.runs[0]))
+    assert isinstance(verdict, Compiled), verdict
+    (skill,) = forge.skills()
+    assert len(skill.runs) == 2 and "{item_names}" in skill.template.text
