@@ -246,6 +246,8 @@ def branched(specs: list[SkillSpec], runs: list[Trajectory], *, phrased: int = 0
         groups = {}
         for k, spec in enumerate(specs):
             groups.setdefault(spec.output, []).append(k)
+        if len(groups) == 2 and any(not specs[0].tools[st.tool].read for st in specs[0].steps):
+            return _after_write(specs, runs, list(groups.values()), phrased)
         if len(groups) < 2 or any(not specs[0].tools[st.tool].read for st in specs[0].steps):
             return None
         if len(groups) > 2:  # three answers or more after the same reads ("in a, b" / "in a" / "in no group")
@@ -284,6 +286,46 @@ def branched(specs: list[SkillSpec], runs: list[Trajectory], *, phrased: int = 0
     )
     every = tuple(dict.fromkeys(h for spec in specs for h in spec.runs))
     early = Early(after, when, tuple(sa.steps[i].guards for i in range(after + 1)), sa.output)
+    return replace(sb, steps=steps, runs=every, early=(early,))
+
+
+def _after_write(specs: list[SkillSpec], runs: list[Trajectory], groups: list[list[int]], phrased: int) -> SkillSpec | None:
+    """One skill for runs that made the same calls, writes among them, and gave two answers ("I could
+    not change it (Error: ...)" / "I changed it"): what a write returned told them apart. The reads
+    before the first write are guarded as all the runs showed them together (every run made that
+    write in such a world), then the calls are made, then ``if`` a fact of what the first write and
+    the calls after it returned that took other values in every run of one group than in any of
+    the other's, that group's guards on those results and its answer; else the other's. Both
+    groups made the same writes, so no branch writes what the agent would not. None where the
+    runs do not split so, or where a write follows the first."""
+    first, other = sorted(groups, key=lambda ks: ks[0])
+    w = next(i for i, st in enumerate(specs[0].steps) if not specs[0].tools[st.tool].read)
+    last = len(specs[0].steps) - 1
+    if any(not specs[0].tools[st.tool].read for st in specs[0].steps[w + 1 :]):
+        return None  # a later write would be made before the facts of what the first returned are checked
+    if any(s.kind == CHOICE and len({tuple(_said_texts(spec, s.name)) for spec in specs}) > 1 for s in specs[0].slots):
+        return None  # a text a choice said is a fact no branch condition reads
+    before = [  # the runs as one: the same answer, no facts from the first write on
+        replace(spec, output=specs[0].output, steps=tuple(replace(st, guards=()) if i >= w else st for i, st in enumerate(spec.steps)))
+        for spec in specs
+    ]
+    joint = merge(before, runs, phrased=phrased)
+    sa = merge([specs[k] for k in first], [runs[k] for k in first], phrased=phrased)
+    sb = merge([specs[k] for k in other], [runs[k] for k in other], phrased=phrased)
+    if joint is None or sa is None or sb is None:
+        return None
+    folded = [folded_as(run, [st.each for st in spec.steps], spec.examples) for spec, run in zip(specs, runs, strict=True)]
+    when = _telling_apart(
+        sa, sb, [(specs[k], folded[k]) for k in first], [(specs[k], folded[k]) for k in other], last, start=w, kinds=_RESULT_KINDS
+    )
+    if when is None:
+        return None
+    shared = tuple(joint.steps[i].guards for i in range(w))
+    steps = tuple(
+        replace(st, var=st.var or sa.steps[i].var, guards=shared[i] if i < w else st.guards) for i, st in enumerate(sb.steps)
+    )
+    early = Early(last, when, (*shared, *(sa.steps[i].guards for i in range(w, last + 1))), sa.output)
+    every = tuple(dict.fromkeys(h for spec in specs for h in spec.runs))
     return replace(sb, steps=steps, runs=every, early=(early,))
 
 
@@ -331,12 +373,15 @@ def _first_branch(specs: list[SkillSpec], runs: list[Trajectory], first: list[in
 
 def _telling_apart(
     sa: SkillSpec, sb: SkillSpec, a_runs: list[tuple[SkillSpec, Trajectory]], b_runs: list[tuple[SkillSpec, Trajectory]], after: int,
+    *, start: int = 0, kinds: frozenset[str] = _SWITCHES,
 ) -> Guard | None:
-    """A fact of the first reads that took other values in every run of one group than in any of the other's."""
-    for i in range(after + 1):
+    """A fact of the calls ``start`` to ``after`` (of ``kinds``) that took other values in every run of
+    one group than in any of the other's. A fact of what kind a value is (``has``: a text where
+    the others had a record) becomes whether it is of the first group's kind."""
+    for i in range(start, after + 1):
         facts: dict[Any, Guard] = {}
         for g in (*sa.steps[i].guards, *sb.steps[i].guards):
-            if g.kind in _SWITCHES and g.kind not in ("each", "chosen"):
+            if g.kind in kinds and g.kind not in ("each", "chosen"):
                 facts.setdefault(fact_key(g), g)
         telling = []
         for key, g in facts.items():
@@ -350,10 +395,15 @@ def _telling_apart(
                 telling.append((_TELLING.get(g.kind, len(_TELLING)), count, not flag, repr(key), g, seen_a))
         if telling:  # a relation of the task's values, then the fact of fewest values, a flag: what a reviewer reads as the reason
             *_order, g, seen_a = min(telling, key=lambda t: t[:4])
+            if g.kind == "has":
+                if len(seen_a) != 1:
+                    continue
+                return Guard("combo", (), (((i, Guard("has", g.path, next(iter(seen_a)))),), ((True,),)))
             return Guard("combo", (), (((i, g),), tuple((v,) for v in sorted(seen_a, key=repr))))
     return None
 
 
+_RESULT_KINDS = _SWITCHES | {"has"}  # what tells apart runs after a write: its result's facts, and what kind it was
 _TELLING = {"member": 0, "near": 0, "equal": 0, "same": 1, "cmp": 1}  # relations of task values before other facts
 
 
