@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from ._codegen import render_skill, skill_meta
 from ._compile import Compiled, Rejected, admit, admit_file, prove_all
 from ._exceptions import SkillFileError, SkillforgeSignal
-from ._antiunify import _TOKEN, generalize, ignores_data, widened
+from ._antiunify import _TOKEN, generalize, ignores_data, joined, widened
 from ._learning import _walk_all, named, renamed_template, same_program, spec_from_runs, without_idle_reads
 from ._lists import substitute
 from ._library import MetaCache, SkillFile, content_key, skill_from
@@ -136,10 +136,13 @@ def _collapsed(
 
 def _widened_for(every: list[TaskTemplate], other: SkillFile) -> list[TaskTemplate] | None:
     """``every`` (a skill's phrasings) with its first widened to take what ``other``'s template took:
-    the same text with other slot shapes, or its list with one item in its place (see
-    ``records_widened``); None if neither."""
+    the same text with other slot shapes, its list with one item in its place (see
+    ``records_widened``), or one of its slots said twice (see ``unrepeated``); None if none."""
     theirs = other.phrasing(every[0].text) or other.template
-    wide = widened(every[0], theirs) if theirs.text == every[0].text else records_widened(every[0], theirs)
+    if theirs.text == every[0].text:
+        wide = widened(every[0], theirs)
+    else:
+        wide = records_widened(every[0], theirs) or joined(every[0], theirs)  # or one slot of theirs said twice where ours has two
     return None if wide is None else [wide, *every[1:]]
 
 
@@ -261,29 +264,40 @@ class Learning:
 
     def _into_wider(self, spec: SkillSpec, traj: Trajectory, variants: list[SkillFile]) -> Compiled | None:
         """The run learned into a skill of another template that binds its task too, where all their
-        runs make one skill: a list of items takes a task of one, so the task's own template would
-        be a second file of one intent. The run was learned without a template (a request of a
+        runs make one skill: a list of items takes a task of one, two slots take one value said
+        twice (``unrepeated``), so the task's own template would be a second file of one intent. The run was learned without a template (a request of a
         message of several), else the skill that bound it was its family already.
 
         Candidates make the same calls from the same sources (their first run's program key) as
         the run lifted under their template; hand-edited files are left alone.
         """
         mine = {v.name for v in variants}
-        for match in self._index().find_every(traj.task):
-            other = match.skill
+        hot = self._index()
+        found = [(m.skill, m.template) for m in hot.find_every(traj.task)]
+        ours = TaskTemplate(spec.template, list(spec.slots))
+        for text in self._near_texts(ours.text):  # a text of two slots where the task says one value twice
+            for other in hot.by_template.get(text, ()):
+                theirs = other.phrasing(text)
+                wide = joined(theirs, ours) if theirs is not None else None
+                wide = named(wide, [traj]) if wide is not None else None
+                if wide is None or ignores_data(wide, [traj]):
+                    continue
+                if wide.bind(traj.task) is not None and all(o.name != other.name for o, _t in found):
+                    found.append((other, wide))
+        for other, template in found:
             if other.name in mine or other.edited or set(other.tools) != set(spec.tools):
                 continue
-            lifted = lift(traj, template=match.template, importable=self.importable_skills)
-            if isinstance(lifted, Rejected) or self._key_of(other) not in (_program_key(lifted), None):
-                continue
+            lifted = lift(traj, template=template, importable=self.importable_skills)
+            if isinstance(lifted, Rejected) or (self._key_of(other) not in (_program_key(lifted), None) and not lifted.alts):
+                continue  # another program (where a value had several sources, the runs together may settle on theirs)
             try:
                 runs = [self.library.load_run(h) for h in other.runs]
             except SkillFileError:
                 continue
-            learned = self._from_runs([*runs, traj], other.name, *_replaced(other, match.template))
+            learned = self._from_runs([*runs, traj], other.name, *_replaced(other, template))
             if learned is not None:
                 logger.info("%s now also takes %r, which its template binds", other.name, traj.task)
-                same = [v for v in self._index().by_template.get(match.template.text, []) if v is not other]
+                same = [v for v in self._index().by_template.get(template.text, []) if v is not other]
                 return self._write_absorbing(*learned, same)
         return None
 
