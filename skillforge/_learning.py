@@ -42,7 +42,7 @@ from ._records import folded_as
 from ._spec import Early, Expr, Guard, Param, SkillSpec, Step, Where
 from ._template import CHOICE, IGNORED, PHRASING, Slot, TaskTemplate, choices
 from ._trajectory import Trajectory
-from ._values import EACH, _leaves, bound_item, enum_like, one, resolve, walk_exprs
+from ._values import EACH, _leaves, ambiguous, bound_item, enum_like, resolve, walk_exprs
 
 logger = logging.getLogger(__name__)
 
@@ -553,7 +553,7 @@ def _where_present(g: Guard, seen: list[Any], where: list[tuple[SkillSpec, Traje
     task value on the path picked several elements in some run: no one element has the fact."""
     if g.kind not in _PRESENT_KINDS or not g.path or EACH in g.path:
         return None
-    if _ambiguous(g.path, [(run.calls[i].result, spec.examples) for spec, run, i in where]):
+    if ambiguous(g.path, [(run.calls[i].result, spec.examples) for spec, run, i in where]):
         return _AMBIGUOUS
     values = {v for v in seen if v is not MISSING}
     if len(values) != 1 and not (g.kind in ("sign", "textsign", "len") and values):
@@ -581,21 +581,6 @@ def _where_present(g: Guard, seen: list[Any], where: list[tuple[SkillSpec, Traje
 _AMBIGUOUS = Guard("unguarded", (), ("ambiguous",))  # a task value that picked several elements in some run
 
 
-def _ambiguous(path: tuple[Any, ...], seen: list[tuple[Any, dict[str, Any]]]) -> bool:
-    """Whether a task value on ``path`` picks several elements in one of ``seen`` (a result and the
-    task values it was read with): no one element has the fact there."""
-    for m, key in enumerate(path):
-        if isinstance(key, Where):
-            for result, params in seen:
-                try:
-                    parent = resolve(result, path[:m], params)
-                except (KeyError, IndexError, TypeError):
-                    continue
-                if type(parent) is list and _picks_several(parent, key, params):
-                    return True
-    return False
-
-
 def _each_ambiguous(g: Guard, where: list[tuple[SkillSpec, Trajectory, int]]) -> bool:
     """Whether a fact of every item of a list (``each``) is one a task value of some item picks
     several elements for in some run (the item changed is one of two of its name in the order
@@ -607,17 +592,7 @@ def _each_ambiguous(g: Guard, where: list[tuple[SkillSpec, Trajectory, int]]) ->
         if type(spec.examples.get(listed)) is list
         for item in spec.examples[listed]
     ]
-    return _ambiguous(inner.path, seen)
-
-
-def _picks_several(elements: Any, where: Where, params: dict[str, Any]) -> bool:
-    """Whether ``where`` finds several different elements (the payment and the refund of one card)."""
-    try:
-        wanted = [(where.field, params[where.name]), *((f, params[n]) for f, n in where.also)]
-    except KeyError:
-        return False
-    found = [e for e in elements if type(e) is dict and all(f in e and e[f] == w for f, w in wanted)]
-    return len(found) > 1 and not one(found)
+    return ambiguous(inner.path, seen)
 
 
 def _as_guard(g: Guard, observed: Any) -> Guard:
