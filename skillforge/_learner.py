@@ -268,8 +268,8 @@ class Learning:
         twice (``unrepeated``), so the task's own template would be a second file of one intent. The run was learned without a template (a request of a
         message of several), else the skill that bound it was its family already.
 
-        Candidates make the same calls from the same sources (their first run's program key) as
-        the run lifted under their template; hand-edited files are left alone.
+        Candidates call the same tools in the same order as the run lifted under their template
+        (where from and what they answer, ``spec_from_runs`` decides); hand-edited files are left alone.
         """
         mine = {v.name for v in variants}
         hot = self._index()
@@ -288,8 +288,9 @@ class Learning:
             if other.name in mine or other.edited or set(other.tools) != set(spec.tools):
                 continue
             lifted = lift(traj, template=template, importable=self.importable_skills)
-            if isinstance(lifted, Rejected) or (self._key_of(other) not in (_program_key(lifted), None) and not lifted.alts):
-                continue  # another program (where a value had several sources, the runs together may settle on theirs)
+            first = self._program(other)
+            if isinstance(lifted, Rejected) or (first is not None and [s.tool for s in first.steps] != [s.tool for s in lifted.steps]):
+                continue  # other calls: another program (the same calls may still answer otherwise, or take a value elsewhere)
             try:
                 runs = [self.library.load_run(h) for h in other.runs]
             except SkillFileError:

@@ -131,6 +131,7 @@ def merge(specs: list[SkillSpec], runs: list[Trajectory], *, phrased: int = 0) -
                 logger.debug("runs not merged: step %s differs: %s", sa.tool, other.task[:80])
                 return None
     core = acted_on(first)
+    written = max((i for i, st in enumerate(first.steps) if not first.tools[st.tool].read), default=len(first.steps))
     kept: list[list[Guard]] = []
     varied: list[tuple[int, Guard, list[Any]]] = []  # (step, the fact, what each run observed)
     for i, step in enumerate(first.steps):
@@ -175,8 +176,10 @@ def merge(specs: list[SkillSpec], runs: list[Trajectory], *, phrased: int = 0) -
                 ]
                 if MISSING not in as_opt:
                     g, seen = opt, as_opt
-            if MISSING in seen and g.kind == "each" and _each_ambiguous(g, [(spec, run, i) for spec, run in zip(specs, runs, strict=True)]):
-                continue  # an item's task value picks several elements in a run that acted alike: no fact of one
+            if MISSING in seen and g.kind == "each" and (
+                i >= written or _each_ambiguous(g, [(spec, run, i) for spec, run in zip(specs, runs, strict=True)])
+            ):  # an item's task value picks several elements in a run that acted alike, or none in what the last write
+                continue  # returned (it changed the item the task describes): no fact of one element of every item
             if MISSING in seen:
                 present = _where_present(g, seen, [(spec, run, i) for spec, run in zip(specs, runs, strict=True)])
                 if present is _AMBIGUOUS:

@@ -341,3 +341,15 @@ def test_an_item_asked_for_as_it_is_beside_one_changed_is_one_list_where_the_wri
     assert prove_all(source, spec, [after_write(exchange_run("32", [("6001", "6002"), ("5002", "5002"), ("4002", "4003")]))]) is None
     sold_out = after_write(exchange_run("33", [("4001", "4002"), ("6001", "6002")], unavailable=frozenset({"6002"})))
     assert prove_all(source, spec, [sold_out]) is not None  # an item unlike the learned ones still stops the skill
+
+
+def test_items_asked_for_as_they_are_and_items_changed_make_one_skill_where_the_write_returns_the_order() -> None:
+    # in the first run every item is asked for "to {}": the order the write returns still holds each
+    # as the task describes it, so facts of it are read there; in the second the write changed the
+    # items, and no element is as the task describes it. Nothing written hangs on what the last write
+    # returned: those facts are no guards, and the runs make one skill
+    kept = after_write(exchange_run("41", [("4001", "4001"), ("6001", "6001")]))
+    changed = after_write(exchange_run("42", [("6002", "6001"), ("4002", "4003")]))
+    spec, source = learned([kept, changed])
+    assert len(spec.runs) == 2 and spec.template == "For #{order_id}, exchange {items}; thanks."
+    assert prove_all(source, spec, [after_write(exchange_run("43", [("6001", "6002")]))]) is None
