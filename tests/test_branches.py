@@ -187,3 +187,65 @@ def test_two_answers_after_a_write_that_nothing_it_returned_tells_apart_stay_apa
         return run.model_copy(update={"calls": [*run.calls, Call(tool="pay", args=run.calls[1].args, result={"status": "noted"})]})
 
     assert isinstance(learned([twice(pay_run("A-3", "card-13")), twice(pay_run("A-4", "card-14", declined=True))]), Rejected)
+
+
+# -- the same at the Forge: real tools, whose payment service refuses some cards it was never told about --
+
+CARDS: dict[str, Any] = {}
+
+
+def get_card(card: str) -> dict:
+    """A card as the wallet knows it."""
+    return {"card": card, "status": CARDS[card]["status"], "kind": "credit"}
+
+
+def pay(order_id: str, card: str) -> Any:
+    """Pay an order; the payment service answers with an error text where it refuses the card."""
+    if CARDS[card].get("declined"):
+        return f"Error: card {card} was declined"
+    CARDS["paid"].append(order_id)
+    return {"order_id": order_id, "status": "paid", "card": card}
+
+
+def test_a_forge_learns_one_file_for_a_write_that_succeeded_and_one_refused_and_serves_both(tmp_path: Any) -> None:
+    import re
+
+    from skillforge import Forge
+    from tests.toolsets.safety import Tools
+
+    forge = Forge(skills_dir=tmp_path / "skills", state_dir=tmp_path / "state", run_log=False)
+    tools = {"get_card": forge.tool(read=True)(get_card), "pay": forge.tool(pay)}
+
+    def agent(task: str, transcript: list | None = None) -> str:
+        t = Tools(tools, transcript)
+        m = re.fullmatch(r"Pay (\S+) with (\S+)\.", task)
+        if m is None:
+            raise ValueError(task)
+        order_id, card = m.groups()
+        if t.get_card(card=card)["status"] != "active":
+            return f"{card} cannot pay."
+        paid = t.pay(order_id=order_id, card=card)
+        return f"I could not pay {order_id} ({paid})." if isinstance(paid, str) else f"Paid {order_id} with {card}."
+
+    forge.agent = agent
+
+    def world(**cards: dict[str, Any]) -> None:
+        CARDS.clear()
+        CARDS.update(cards, paid=[])
+
+    world(**{"card-11": {"status": "active"}})
+    assert forge.solve("Pay A-1 with card-11.").source == "agent"
+    world(**{"card-12": {"status": "active", "declined": True}})
+    refused = forge.solve("Pay A-2 with card-12.")
+    assert refused.source == "skill+agent" and refused.learned  # the skill paid, then its answer's guard handed over
+    assert CARDS["paid"] == [] and len(forge.skills()) == 1
+    for card, declined in (("card-13", True), ("card-14", False)):
+        world(**{card: {"status": "active", "declined": declined}})
+        served = forge.solve(f"Pay A-3 with {card}.")
+        assert served.source == "skill" and served.output == (
+            f"I could not pay A-3 (Error: card {card} was declined)." if declined else f"Paid A-3 with {card}.")
+        assert CARDS["paid"] == ([] if declined else ["A-3"])  # paid once, as the agent would
+    # a card of a status no run showed: the skill stops before it pays, the agent answers
+    world(**{"card-15": {"status": "frozen"}})
+    frozen = forge.solve("Pay A-5 with card-15.")
+    assert frozen.source in ("agent", "skill+agent") and frozen.output == "card-15 cannot pay." and CARDS["paid"] == []
