@@ -356,7 +356,8 @@ class _Renderer:
             cond = f"{code} is None" if " " not in code else f"({code}) is None"
         else:
             cond = f"({code}) in ({', '.join(_literal(fact.kind, v) for v in values)}{',' if len(values) == 1 else ''})"
-        lines = [f"if {cond}:  # as the runs that stopped here saw it"]
+        wrote = any(not self.spec.tools[st.tool].read for st in self.spec.steps[: early.after + 1])
+        lines = [f"if {cond}:  # as the runs that {'answered so' if wrote else 'stopped here'} saw it"]
         for k, guards in enumerate(early.guards):
             if k >= shared:
                 lines.extend("    " + line for line in self.guards(k, guards))

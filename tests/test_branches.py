@@ -162,7 +162,7 @@ def test_the_same_write_with_an_error_or_a_result_is_one_skill_branching_after_t
     assert not isinstance(spec, Rejected) and len(spec.early) == 1 and len(spec.runs) == 3
     source = render_skill(spec)
     body = source.split("def add_to", 1)[1]
-    assert "    if has(pay_result, kind='dict'):  # as the runs that stopped here saw it\n" in body
+    assert "    if has(pay_result, kind='dict'):  # as the runs that answered so saw it\n" in body
     assert body.index("require(card_2['status'] == 'active'") < body.index("pay_result = pay(") < body.index("if has(pay_result")
     assert 'return f"I could not pay {order_id} ({pay_result})."' in body and 'return f"Paid {order_id} with {card}."' in body
     assert check_policy(source, "add_to", {"desk": {"get_card", "pay"}}) == []
