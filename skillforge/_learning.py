@@ -86,12 +86,18 @@ def spec_from_runs(
             return one
         specs.append(one)
     if len(specs) > 1 and any(s.alts for s in specs):
-        prefer = settle(specs)
-        if prefer is None:
-            return Rejected("the runs disagree on where a value comes from")
+        groups: dict[Any, list[int]] = {}  # runs that made the same calls settle together (other calls: a branch)
+        for k, spec in enumerate(specs):
+            groups.setdefault(_shape(spec), []).append(k)
+        prefers: dict[int, dict[Site, tuple[Expr, tuple[Expr, ...]]]] = {}
+        for ks in groups.values():
+            prefer = settle([specs[k] for k in ks]) if any(specs[k].alts for k in ks) else {}
+            if prefer is None:
+                return Rejected("the runs disagree on where a value comes from")
+            prefers.update((k, prefer) for k in ks)
         specs = []
-        for traj in runs:
-            one = lifted(traj, prefer)
+        for k, traj in enumerate(runs):
+            one = lifted(traj, prefers[k])
             if isinstance(one, Rejected):
                 return one
             specs.append(one)
@@ -617,14 +623,18 @@ def _as_guard(g: Guard, observed: Any) -> Guard:
     return g
 
 
+def _shape(spec: SkillSpec) -> tuple[Any, ...]:
+    """The calls a spec makes and the arguments it names: specs of one shape settle their sources together."""
+    return tuple((s.tool, tuple(k for k, _ in s.args)) for s in spec.steps)
+
+
 def settle(specs: list[SkillSpec]) -> dict[Site, tuple[Expr, tuple[Expr, ...]]] | None:
     """For each ambiguous choice, the sources every run agrees on (best first); None if some choice has none.
 
     Run 1 bound ``amount`` to ``order['total']`` but ``order['items'][0]['price']`` was
     equal; run 2 (where they differ) used ``order['total']``: settled on it.
     """
-    shapes = {tuple((s.tool, tuple(k for k, _ in s.args)) for s in spec.steps) for spec in specs}
-    if len(shapes) != 1:
+    if len({_shape(spec) for spec in specs}) != 1:
         return None  # different calls: not the same skill, whatever the sources
     sites = sorted({site for spec in specs for site, _ in spec.alts}, key=lambda s: (s[0], repr(s[1])))
     prefer: dict[Site, tuple[Expr, tuple[Expr, ...]]] = {}

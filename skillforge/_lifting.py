@@ -796,9 +796,10 @@ def lift(
         for other in others:
             agree = Guard("agree", (), (chosen, other))
             calls = [r.call for r in (*refs_in(chosen), *refs_in(other))]
-            if not calls:  # two slots that said one value: before any call
-                if agree not in pre_first:
-                    pre_first.append(agree)
+            if not calls:  # two slots that said one value: with the first read's facts (before any call, if it writes)
+                here = guards[0] if traj.calls and traj.tools[traj.calls[0].tool].read else pre_first
+                if agree not in here:
+                    here.append(agree)
                 continue
             after = max(calls)
             if agree not in guards[after]:

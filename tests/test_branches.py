@@ -85,6 +85,20 @@ def test_runs_that_wrote_differently_or_cannot_be_told_apart_stay_apart() -> Non
     assert isinstance(learned([a, other]), Rejected)
 
 
+def test_a_run_that_said_one_value_in_two_slots_is_still_a_branch_and_checks_they_agree() -> None:
+    # "Add cy to cy.": the answer's second name could be either slot; the runs of either way settle
+    # where their values come from on their own (their calls differ), and the branch requires the two equal
+    runs = [add_run("bo", "wiki", ["staff"]), add_run("cy", "cy", ["cy"])]
+    spec = learned(runs)
+    assert not isinstance(spec, Rejected) and len(spec.early) == 1
+    source = render_skill(spec)
+    branch = source.split("    if group in user['groups']:", 1)[1].split("        return ", 1)[0]
+    assert "require(username == group" in branch
+    assert prove_all(source, spec, runs) is None
+    assert prove_all(source, spec, [add_run("dee", "dee", ["dee"])]) is None
+    assert prove_all(source, spec, [add_run("dee", "ops", ["ops"])]) is not None  # which name the answer says: not known
+
+
 def manager_run(username: str, manager: str | None, department: str) -> Trajectory:
     """The agent: the same read, and an answer that says the manager, or that there is none."""
     user = {"username": username, "manager": manager, "department": department}
