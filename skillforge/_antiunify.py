@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import difflib
 import re
+import string
+from dataclasses import replace
 from typing import Any
 
 from ._names import _fresh, _unnamed
 from ._template import CHOICE, IGNORED, NEGATION, Slot, TaskTemplate, choices, kind_union, shape_of, union_shape
 from ._trajectory import Trajectory
 
-__all__ = ["CHOICE_SLOT", "generalize", "ignores_data", "widened", "wider_slot"]
+__all__ = ["CHOICE_SLOT", "generalize", "ignores_data", "joined", "unrepeated", "widened", "wider_slot"]
 
 
 _TOKEN = re.compile(r"\s*(?:\{\{|\}\}|\{[^{}]*\}|\w+|[^\w\s])")
@@ -115,6 +117,53 @@ def generalize(a: TaskTemplate, b: TaskTemplate) -> TaskTemplate | None:
         return TaskTemplate(text.strip(), slots)
     except ValueError:
         return None
+
+
+def unrepeated(narrow: TaskTemplate, wide: TaskTemplate) -> TaskTemplate | None:
+    """``narrow`` with its slots named as ``wide``'s at their places, where ``wide`` has two slots
+    where ``narrow`` says one slot twice (``zip code is {zip} ... 'zip': '{zip}'`` and ``...
+    '{zip_2}'``): each of ``wide``'s slots is ``narrow``'s slot at its place (the texts that feed
+    values, in order; what feeds nothing keeps its own). None where their values are not in the
+    same order and number, a slot of ``wide`` stands where ``narrow`` has two slots, or no slot is
+    said twice. See ``joined``."""
+    unused = (CHOICE, IGNORED)
+    kinds = {sl.name: sl.kind for sl in (*narrow.slots, *wide.slots)}
+    ours = [(lit, name) for lit, name, _s, _c in string.Formatter().parse(narrow.text)]
+    theirs = [name for _l, name, _s, _c in string.Formatter().parse(wide.text) if name is not None and kinds.get(name) not in unused]
+    values = [name for _l, name in ours if name is not None and kinds.get(name) not in unused]
+    if len(values) != len(theirs):
+        return None
+    names: dict[str, str] = {}  # a slot of wide -> the slot of narrow at its place
+    for a, b in zip(values, theirs, strict=True):
+        if names.setdefault(b, a) != a:
+            return None
+    if len(set(names.values())) == len(names):
+        return None  # no slot said twice: a renaming, not this
+    by_name = {sl.name: sl for sl in narrow.slots}
+    at = iter(theirs)
+    text = "".join(
+        lit.replace("{", "{{").replace("}", "}}")
+        + ("" if name is None else "{" + (name if kinds.get(name) in unused else next(at)) + "}")
+        for lit, name in ours
+    )
+    slots = [replace(by_name[names[n]], name=n, same=None) for n in dict.fromkeys(theirs)]
+    slots += [sl for sl in narrow.slots if sl.kind in unused]
+    try:
+        return TaskTemplate(text, slots)
+    except ValueError:
+        return None
+
+
+def joined(wide: TaskTemplate, narrow: TaskTemplate) -> TaskTemplate | None:
+    """``wide`` widened to take ``narrow``'s tasks too, where ``narrow`` says one slot twice where
+    ``wide`` has two (``unrepeated``): the same text with slot shapes widened, or their common
+    template (``generalize``); None where neither."""
+    said = unrepeated(narrow, wide)
+    if said is None:
+        return None
+    if said.text == wide.text:
+        return widened(wide, said)
+    return generalize(wide, said)
 
 
 def widened(a: TaskTemplate, b: TaskTemplate) -> TaskTemplate | None:

@@ -330,6 +330,8 @@ class _Renderer:
             parent, step = _target(var, g.path[:m]), g.path[m]
             there = f"{step.name} in values({parent}, '*', {step.field!r})" if isinstance(step, Where) else f"{step!r} in {parent}"
             return f"({self.fact_code_of(var, Guard(kind, g.path))} if {there} else None)"
+        if g.kind == "has":  # whether the value is of the kind a branch's runs saw (a write's error text)
+            return f"has({var}{''.join(f', {k!r}' for k in g.path)}, kind={g.value!r})"
         if g.kind == "said":  # which of the skill's phrasings the task was said in
             return PHRASING
         if g.kind == "same":
@@ -342,8 +344,9 @@ class _Renderer:
             return f"({left} > {right}) - ({left} < {right})"
         return target
 
-    def branch(self, early: Early) -> list[str]:
-        """``if <the fact that tells the runs apart>:`` its runs' guards, and their answer."""
+    def branch(self, early: Early, shared: int = 0) -> list[str]:
+        """``if <the fact that tells the runs apart>:`` its runs' guards (from step ``shared`` on: those
+        before it every branch shares, checked already), and their answer."""
         facts, seen = early.when.value
         if len(facts) > 1:  # two facts together tell the branch apart: the combinations its runs showed
             lhs = "(" + ", ".join(self.fact_code(call, fact) for call, fact in facts) + ")"
@@ -360,10 +363,12 @@ class _Renderer:
                 cond = f"{code} is None" if " " not in code else f"({code}) is None"
             else:
                 cond = f"({code}) in ({', '.join(_literal(fact.kind, v) for v in values)}{',' if len(values) == 1 else ''})"
-        where = "took this way" if early.steps else "stopped here"
+        wrote = any(not self.spec.tools[st.tool].read for st in self.spec.steps[: early.after + 1])
+        where = "took this way" if early.steps else "answered so" if wrote else "stopped here"
         lines = [f"if {cond}:  # as the runs that {where} saw it"]
         for k, guards in enumerate(early.guards):
-            lines.extend("    " + line for line in self.guards(k, guards))
+            if k >= shared:
+                lines.extend("    " + line for line in self.guards(k, guards))
         if early.steps:  # the branch's own calls, each under its runs' guards
             own = _Renderer(replace(self.spec, steps=(*self.spec.steps[: early.after + 1], *early.steps), early=()))
             for k in range(early.after + 1, early.after + 1 + len(early.steps)):
@@ -520,6 +525,8 @@ def _imports(spec: SkillSpec) -> list[str]:
             if g.kind == "near" or (g.kind == "combo" and any(f.kind == "near" for _c, f in g.value[0])):
                 helpers.add("near")
             facts = [f for _c, f in g.value[0]] if g.kind == "combo" else [g]
+            if g.kind == "combo" and any(f.kind == "has" for f in facts):
+                helpers.add("has")
             if any(f.kind == "rank" for f in facts):
                 helpers.add("rank")
             if any(isinstance(k, Where) for f in facts for k in f.path):
@@ -614,16 +621,18 @@ def render_skill(spec: SkillSpec) -> str:
     r = _Renderer(spec)
     body: list[str] = []
     last = max((e.after for e in spec.early), default=-1)  # branches, in the order the runs stopped
+    # before a write a branch follows, the guards every branch shares are checked as the steps are made
+    shared = next((i for i in range(last + 1) if not spec.tools[spec.steps[i].tool].read), 0)
     for i in range(len(spec.steps)):
-        if i > last:
+        if i > last or i < shared:
             body.extend(r.call(i))
             continue
         body.extend(r.call(i, guards=False))  # the guards of the branch taken, once it is known which (all reads)
         for early in spec.early:
             if early.after == i:
-                body.extend(r.branch(early))
+                body.extend(r.branch(early, shared))
         if i == last:
-            for k in range(last + 1):
+            for k in range(shared, last + 1):
                 body.extend(r.guards(k, spec.steps[k].guards))
     note = _constant_note(spec.output)
     body.append(f"return {r.expr(spec.output)}{f'  # {note}' if note else ''}")

@@ -46,17 +46,20 @@ class Match:
         return f"Match(skill={getattr(self.skill, 'name', self.skill)!r}, params={self.params!r}, template={phrasing!r})"
 
 
-def _binding(candidates: Any, task: str) -> list[Match]:
+def _binding(candidates: Any, task: str, *, every: bool = False) -> list[Match]:
     """Every candidate whose template binds ``task``: most specific first, then by name.
 
     Skills that share a template are variants learned in different circumstances;
-    their guards decide which one applies, so all of them are returned.
+    their guards decide which one applies, so all of them are returned. Of templates
+    of other specificity, only the most specific are, unless ``every``.
     """
     found = []
     for skill in candidates:
         bound = _bind(skill, task)
         if bound is not None:
             found.append(Match(skill, bound[1], bound[0]))
+    if every:
+        return sorted(found, key=lambda m: m.skill.name)
     if len(found) > 1:
         top = max(m.template.specificity for m in found)
         found = sorted((m for m in found if m.template.specificity == top), key=lambda m: m.skill.name)
@@ -165,6 +168,11 @@ class HotIndex:
         Each such template is indexed under its two longest literal words, so a lookup touches
         only templates that share both with the task; none that could bind is missed.
         """
+        seen = self._free(task)
+        return _binding(seen.values(), task) if seen else []
+
+    def _free(self, task: str) -> dict[str, Any]:
+        """The skills of free templates whose literal words ``task`` says, by name."""
         tokens = literal_tokens(task)
         ordered = sorted(tokens)
         keys = itertools.chain(("",), ordered, (f"{a} {b}" for a, b in itertools.combinations(ordered, 2)))
@@ -173,7 +181,14 @@ class HotIndex:
             for skill in self.by_word.get(key, ()):
                 if any(t.words <= tokens for t in _phrasings(skill) if not t.keys):
                     seen[skill.name] = skill
-        return _binding(seen.values(), task) if seen else []
+        return seen
+
+    def find_every(self, task: str) -> list[Match]:
+        """Every skill whose template binds ``task``, by name: keyed and free templates, the
+        less specific too (a list of items binds a task of one, beside its own template)."""
+        seen = self._free(task)
+        seen.update((s.name, s) for s in self.by_key.get(shape_key(task), ()))
+        return _binding(seen.values(), task, every=True)
 
     def find_among(self, names: list[str], task: str) -> list[Match]:
         """Bind ``task`` against the named skills and every variant of their templates."""

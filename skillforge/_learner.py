@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from ._codegen import render_skill, skill_meta
 from ._compile import Compiled, Rejected, admit, admit_file, prove_all
 from ._exceptions import SkillFileError, SkillforgeSignal
-from ._antiunify import _TOKEN, generalize, ignores_data, widened
+from ._antiunify import _TOKEN, generalize, ignores_data, joined, widened
 from ._learning import _walk_all, named, renamed_template, route_key, same_program, spec_from_runs, without_idle_reads
 from ._lists import substitute
 from ._library import MetaCache, SkillFile, content_key, skill_from
@@ -136,10 +136,13 @@ def _collapsed(
 
 def _widened_for(every: list[TaskTemplate], other: SkillFile) -> list[TaskTemplate] | None:
     """``every`` (a skill's phrasings) with its first widened to take what ``other``'s template took:
-    the same text with other slot shapes, or its list with one item in its place (see
-    ``records_widened``); None if neither."""
+    the same text with other slot shapes, its list with one item in its place (see
+    ``records_widened``), or one of its slots said twice (see ``unrepeated``); None if none."""
     theirs = other.phrasing(every[0].text) or other.template
-    wide = widened(every[0], theirs) if theirs.text == every[0].text else records_widened(every[0], theirs)
+    if theirs.text == every[0].text:
+        wide = widened(every[0], theirs)
+    else:
+        wide = records_widened(every[0], theirs) or joined(every[0], theirs)  # or one slot of theirs said twice where ours has two
     return None if wide is None else [wide, *every[1:]]
 
 
@@ -227,6 +230,10 @@ class Learning:
                 refreshed = self._refreshed(existing, traj)
                 if refreshed is not None:
                     return self._write(*refreshed)
+            if family is None:  # a skill of a wider template may take this task (a list of items, a task of one)
+                wider = self._into_wider(spec, traj, variants)
+                if wider is not None:
+                    return wider
             if family is None and not any(v.bind(traj.task) is not None for v in variants):
                 widened = self._generalized(spec, traj)  # a task no template took: widen one that nearly did
                 if widened is not None:
@@ -257,6 +264,46 @@ class Learning:
             if isinstance(verdict, Rejected):
                 return verdict
             return self._write_absorbing(spec, source, [traj], variants)
+
+    def _into_wider(self, spec: SkillSpec, traj: Trajectory, variants: list[SkillFile]) -> Compiled | None:
+        """The run learned into a skill of another template that binds its task too, where all their
+        runs make one skill: a list of items takes a task of one, two slots take one value said
+        twice (``unrepeated``), so the task's own template would be a second file of one intent. The run was learned without a template (a request of a
+        message of several), else the skill that bound it was its family already.
+
+        Candidates call the same tools in the same order as the run lifted under their template
+        (where from and what they answer, ``spec_from_runs`` decides); hand-edited files are left alone.
+        """
+        mine = {v.name for v in variants}
+        hot = self._index()
+        found = [(m.skill, m.template) for m in hot.find_every(traj.task)]
+        ours = TaskTemplate(spec.template, list(spec.slots))
+        for text in self._near_texts(ours.text):  # a text of two slots where the task says one value twice
+            for other in hot.by_template.get(text, ()):
+                theirs = other.phrasing(text)
+                wide = joined(theirs, ours) if theirs is not None else None
+                wide = named(wide, [traj]) if wide is not None else None
+                if wide is None or ignores_data(wide, [traj]):
+                    continue
+                if wide.bind(traj.task) is not None and all(o.name != other.name for o, _t in found):
+                    found.append((other, wide))
+        for other, template in found:
+            if other.name in mine or other.edited or set(other.tools) != set(spec.tools):
+                continue
+            lifted = lift(traj, template=template, importable=self.importable_skills)
+            first = self._program(other)
+            if isinstance(lifted, Rejected) or (first is not None and [s.tool for s in first.steps] != [s.tool for s in lifted.steps]):
+                continue  # other calls: another program (the same calls may still answer otherwise, or take a value elsewhere)
+            try:
+                runs = [self.library.load_run(h) for h in other.runs]
+            except SkillFileError:
+                continue
+            learned = self._from_runs([*runs, traj], other.name, *_replaced(other, template))
+            if learned is not None:
+                logger.info("%s now also takes %r, which its template binds", other.name, traj.task)
+                same = [v for v in self._index().by_template.get(template.text, []) if v is not other]
+                return self._write_absorbing(*learned, same)
+        return None
 
     def _not_run(self, name: str) -> Rejected | None:
         """Why nothing is learned under a name whose file is there but not run: a second skill of the same

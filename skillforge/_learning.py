@@ -44,7 +44,7 @@ from ._records import folded_as
 from ._spec import At, Early, Expr, Guard, Param, Ref, SkillSpec, Step, Where
 from ._template import CHOICE, IGNORED, PHRASING, Slot, TaskTemplate, choices
 from ._trajectory import Trajectory
-from ._values import EACH, _leaves, enum_like, one, resolve, walk_exprs
+from ._values import EACH, _leaves, ambiguous, bound_item, enum_like, resolve, walk_exprs
 
 logger = logging.getLogger(__name__)
 
@@ -94,12 +94,18 @@ def spec_from_runs(
             return one
         specs.append(one)
     if len(specs) > 1 and any(s.alts for s in specs):
-        prefer = settle(specs)
-        if prefer is None:
-            return Rejected("the runs disagree on where a value comes from")
+        groups: dict[Any, list[int]] = {}  # runs that made the same calls settle together (other calls: a branch)
+        for k, spec in enumerate(specs):
+            groups.setdefault(_shape(spec), []).append(k)
+        prefers: dict[int, dict[Site, tuple[Expr, tuple[Expr, ...]]]] = {}
+        for ks in groups.values():
+            prefer = settle([specs[k] for k in ks]) if any(specs[k].alts for k in ks) else {}
+            if prefer is None:
+                return Rejected("the runs disagree on where a value comes from")
+            prefers.update((k, prefer) for k in ks)
         specs = []
-        for traj in runs:
-            one = lifted(traj, prefer)
+        for k, traj in enumerate(runs):
+            one = lifted(traj, prefers[k])
             if isinstance(one, Rejected):
                 return one
             specs.append(one)
@@ -145,6 +151,7 @@ def merge(
                 logger.debug("runs not merged: step %s differs: %s", sa.tool, other.task[:80])
                 return None
     core = acted_on(first)
+    written = max((i for i, st in enumerate(first.steps) if not first.tools[st.tool].read), default=len(first.steps))
     kept: list[list[Guard]] = []
     varied: list[tuple[int, Guard, list[Any]]] = []  # (step, the fact, what each run observed)
     for i, step in enumerate(first.steps):
@@ -189,6 +196,10 @@ def merge(
                 ]
                 if MISSING not in as_opt:
                     g, seen = opt, as_opt
+            if MISSING in seen and g.kind == "each" and (
+                i >= written or _each_ambiguous(g, [(spec, run, i) for spec, run in zip(specs, runs, strict=True)])
+            ):  # an item's task value picks several elements in a run that acted alike, or none in what the last write
+                continue  # returned (it changed the item the task describes): no fact of one element of every item
             if MISSING in seen:
                 present = _where_present(g, seen, [(spec, run, i) for spec, run in zip(specs, runs, strict=True)])
                 if present is _AMBIGUOUS:
@@ -271,6 +282,8 @@ def branched(specs: list[SkillSpec], runs: list[Trajectory], *, phrased: int = 0
         groups = {}
         for k, spec in enumerate(specs):
             groups.setdefault(spec.output, []).append(k)
+        if len(groups) == 2 and any(not specs[0].tools[st.tool].read for st in specs[0].steps):
+            return _after_write(specs, runs, list(groups.values()), phrased)
         if len(groups) < 2 or any(not specs[0].tools[st.tool].read for st in specs[0].steps):
             return None
         if len(groups) > 2:  # three answers or more after the same reads ("in a, b" / "in a" / "in no group")
@@ -313,6 +326,46 @@ def branched(specs: list[SkillSpec], runs: list[Trajectory], *, phrased: int = 0
     every = tuple(dict.fromkeys(h for spec in specs for h in spec.runs))
     early = Early(after, when, tuple(sa.steps[i].guards for i in range(after + 1)), sa.output, sa.steps[after + 1 :])
     return replace(sb, steps=steps, runs=every, early=(early,), tools={**sa.tools, **sb.tools})
+
+
+def _after_write(specs: list[SkillSpec], runs: list[Trajectory], groups: list[list[int]], phrased: int) -> SkillSpec | None:
+    """One skill for runs that made the same calls, writes among them, and gave two answers ("I could
+    not change it (Error: ...)" / "I changed it"): what a write returned told them apart. The reads
+    before the first write are guarded as all the runs showed them together (every run made that
+    write in such a world), then the calls are made, then ``if`` a fact of what the first write and
+    the calls after it returned that took other values in every run of one group than in any of
+    the other's, that group's guards on those results and its answer; else the other's. Both
+    groups made the same writes, so no branch writes what the agent would not. None where the
+    runs do not split so, or where a write follows the first."""
+    first, other = sorted(groups, key=lambda ks: ks[0])
+    w = next(i for i, st in enumerate(specs[0].steps) if not specs[0].tools[st.tool].read)
+    last = len(specs[0].steps) - 1
+    if any(not specs[0].tools[st.tool].read for st in specs[0].steps[w + 1 :]):
+        return None  # a later write would be made before the facts of what the first returned are checked
+    if any(s.kind == CHOICE and len({tuple(_said_texts(spec, s.name)) for spec in specs}) > 1 for s in specs[0].slots):
+        return None  # a text a choice said is a fact no branch condition reads
+    before = [  # the runs as one: the same answer, no facts from the first write on
+        replace(spec, output=specs[0].output, steps=tuple(replace(st, guards=()) if i >= w else st for i, st in enumerate(spec.steps)))
+        for spec in specs
+    ]
+    joint = merge(before, runs, phrased=phrased)
+    sa = merge([specs[k] for k in first], [runs[k] for k in first], phrased=phrased)
+    sb = merge([specs[k] for k in other], [runs[k] for k in other], phrased=phrased)
+    if joint is None or sa is None or sb is None:
+        return None
+    folded = [folded_as(run, [st.each for st in spec.steps], spec.examples) for spec, run in zip(specs, runs, strict=True)]
+    when = _telling_apart(
+        sa, sb, [(specs[k], folded[k]) for k in first], [(specs[k], folded[k]) for k in other], last, start=w, kinds=_RESULT_KINDS
+    )
+    if when is None:
+        return None
+    shared = tuple(joint.steps[i].guards for i in range(w))
+    steps = tuple(
+        replace(st, var=st.var or sa.steps[i].var, guards=shared[i] if i < w else st.guards) for i, st in enumerate(sb.steps)
+    )
+    early = Early(last, when, (*shared, *(sa.steps[i].guards for i in range(w, last + 1))), sa.output)
+    every = tuple(dict.fromkeys(h for spec in specs for h in spec.runs))
+    return replace(sb, steps=steps, runs=every, early=(early,))
 
 
 def _chained(specs: list[SkillSpec], runs: list[Trajectory], groups: list[list[int]], phrased: int) -> SkillSpec | None:
@@ -359,17 +412,20 @@ def _first_branch(specs: list[SkillSpec], runs: list[Trajectory], first: list[in
 
 def _telling_apart(
     sa: SkillSpec, sb: SkillSpec, a_runs: list[tuple[SkillSpec, Trajectory]], b_runs: list[tuple[SkillSpec, Trajectory]], after: int,
+    *, start: int = 0, kinds: frozenset[str] = _SWITCHES,
 ) -> Guard | None:
-    """A fact of the first reads that took other values in every run of one group than in any of the other's.
+    """A fact of the calls ``start`` to ``after`` (of ``kinds``) that took other values in every run of
+    one group than in any of the other's. A fact of what kind a value is (``has``: a text where
+    the others had a record) becomes whether it is of the first group's kind.
 
     A relation of the task's values (the requester is the user's manager) is the reason a reviewer
     expects: where no one relation tells the groups apart but two do together, they are the branch,
     before another fact that happened to differ (the account was locked in the one run refused)."""
     other: Guard | None = None
-    for i in range(after + 1):
+    for i in range(start, after + 1):
         facts: dict[Any, Guard] = {}
         for g in (*sa.steps[i].guards, *sb.steps[i].guards):
-            if g.kind in _SWITCHES and g.kind not in ("each", "chosen"):
+            if g.kind in kinds and g.kind not in ("each", "chosen"):
                 facts.setdefault(fact_key(g), g)
         telling = []
         for key, g in facts.items():
@@ -383,10 +439,16 @@ def _telling_apart(
                 telling.append((_TELLING.get(g.kind, len(_TELLING)), count, not flag, repr(key), g, seen_a))
         if telling:  # a relation of the task's values, then the fact of fewest values, a flag: what a reviewer reads as the reason
             rank, *_order, g, seen_a = min(telling, key=lambda t: t[:4])
+            if g.kind == "has":
+                if len(seen_a) != 1:
+                    continue
+                return Guard("combo", (), (((i, Guard("has", g.path, next(iter(seen_a)))),), ((True,),)))
             found = Guard("combo", (), (((i, g),), tuple((v,) for v in sorted(seen_a, key=repr))))
             if rank < len(_TELLING):
                 return found
             other = other or found
+    if start:  # after a write: what its result says, alone
+        return other
     if other is not None:
         return _two_telling(sa, sb, a_runs, b_runs, after, relations=True) or other
     return _two_telling(sa, sb, a_runs, b_runs, after)
@@ -441,6 +503,7 @@ def _two_telling(
     return Guard("combo", (), (facts, tuple(sorted(seen_a, key=repr))))
 
 
+_RESULT_KINDS = _SWITCHES | {"has"}  # what tells apart runs after a write: its result's facts, and what kind it was
 _TELLING = {"member": 0, "near": 0, "equal": 0, "same": 1, "cmp": 1}  # relations of task values before other facts
 
 
@@ -664,15 +727,8 @@ def _where_present(g: Guard, seen: list[Any], where: list[tuple[SkillSpec, Traje
     task value on the path picked several elements in some run: no one element has the fact."""
     if g.kind not in _PRESENT_KINDS or not g.path or EACH in g.path:
         return None
-    for m, key in enumerate(g.path):  # a task value that picks several elements in some run: no one element's fact
-        if isinstance(key, Where):
-            for spec, run, i in where:
-                try:
-                    parent = resolve(run.calls[i].result, g.path[:m], spec.examples)
-                except (KeyError, IndexError, TypeError):
-                    continue
-                if type(parent) is list and _picks_several(parent, key, spec.examples):
-                    return _AMBIGUOUS
+    if ambiguous(g.path, [(run.calls[i].result, spec.examples) for spec, run, i in where]):
+        return _AMBIGUOUS
     values = {v for v in seen if v is not MISSING}
     if len(values) != 1 and not (g.kind in ("sign", "textsign", "len") and values):
         return None  # several texts where the field is there: not one fact
@@ -699,14 +755,18 @@ def _where_present(g: Guard, seen: list[Any], where: list[tuple[SkillSpec, Traje
 _AMBIGUOUS = Guard("unguarded", (), ("ambiguous",))  # a task value that picked several elements in some run
 
 
-def _picks_several(elements: Any, where: Where, params: dict[str, Any]) -> bool:
-    """Whether ``where`` finds several different elements (the payment and the refund of one card)."""
-    try:
-        wanted = [(where.field, params[where.name]), *((f, params[n]) for f, n in where.also)]
-    except KeyError:
-        return False
-    found = [e for e in elements if type(e) is dict and all(f in e and e[f] == w for f, w in wanted)]
-    return len(found) > 1 and not one(found)
+def _each_ambiguous(g: Guard, where: list[tuple[SkillSpec, Trajectory, int]]) -> bool:
+    """Whether a fact of every item of a list (``each``) is one a task value of some item picks
+    several elements for in some run (the item changed is one of two of its name in the order
+    the write returned): no fact of that item's element, as for a fact of one task value."""
+    listed, var, inner = g.value
+    seen = [
+        (run.calls[i].result, {**spec.examples, **bound_item(var, item)})
+        for spec, run, i in where
+        if type(spec.examples.get(listed)) is list
+        for item in spec.examples[listed]
+    ]
+    return ambiguous(inner.path, seen)
 
 
 def _as_guard(g: Guard, observed: Any) -> Guard:
@@ -726,6 +786,11 @@ def _as_guard(g: Guard, observed: Any) -> Guard:
     if g.kind in ("values", "pin", "eq", "len", "sign", "textsign", "count", "size", "has", "digits", "keys", "opt"):
         return Guard(g.kind, g.path, g.value if g.kind in ("values", "pin") else observed)
     return g
+
+
+def _shape(spec: SkillSpec) -> tuple[Any, ...]:
+    """The calls a spec makes and the arguments it names: specs of one shape settle their sources together."""
+    return tuple((s.tool, tuple(k for k, _ in s.args)) for s in spec.steps)
 
 
 def settle(specs: list[SkillSpec]) -> dict[Site, tuple[Expr, tuple[Expr, ...]]] | None:

@@ -334,6 +334,8 @@ class _Lifter(Selecting, Listing):
             keyed = any(type(k) is str and self.keys.get(k) == p[:j] for j, k in enumerate(p))  # variants['4913411651']
             if ref != chosen and ref not in others and not _under_list(p) and not keyed and not self._echo(c, value):
                 others.append(ref)
+        if isinstance(chosen, Param) and self.bound:  # the task says the value in two slots: either is its source
+            others[:0] = [Param(n) for n, v in self.bound.items() if n != chosen.name and type(v) is type(value) and v == value]
         settled = self.prefer.get(site)
         if settled is not None:
             want, still_open = settled
@@ -875,8 +877,14 @@ def lift(
     for (call, _path), others in sorted(lifter.alts.items(), key=lambda kv: (kv[0][0] % (len(raw_steps) + 1), repr(kv[0][1]))):
         chosen = expr_at(raw_steps, output, (call, _path))
         for other in others:
-            after = max(r.call for r in (*refs_in(chosen), *refs_in(other)))
             agree = Guard("agree", (), (chosen, other))
+            calls = [r.call for r in (*refs_in(chosen), *refs_in(other))]
+            if not calls:  # two slots that said one value: with the first read's facts (before any call, if it writes)
+                here = guards[0] if traj.calls and traj.tools[traj.calls[0].tool].read else pre_first
+                if agree not in here:
+                    here.append(agree)
+                continue
+            after = max(calls)
             if agree not in guards[after]:
                 guards[after].append(agree)
     quoted = {r for r in refs_in(output) if isinstance(r, Ref)}

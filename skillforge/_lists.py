@@ -17,10 +17,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ._guards import derive_guards, fact_key
+from ._guards import MISSING, derive_guards, fact_key, observe
 from ._spec import At, Each, Expr, Guard, Param, Where
 from ._trajectory import Trajectory
-from ._values import bound_item, resolve, var_names, walk_exprs
+from ._values import ambiguous, bound_item, resolve, var_names, walk_exprs
 
 __all__ = ["SEPARATOR", "Listing", "each_guards", "item_name", "mentions", "substitute"]
 
@@ -163,6 +163,7 @@ def each_guards(
     rest = {k: v for k, v in bound.items() if k != listed}
     per_item = [derive_guards(traj, args, output, {**bound_item(var, item), **rest}) for item in bound[listed]]
     out: list[list[Guard]] = []
+    written = max((i for i, c in enumerate(traj.calls) if c.tool in traj.tools and not traj.tools[c.tool].read), default=len(traj.calls))
     for i in range(len(traj.calls)):
         facts: dict[tuple[Any, ...], list[Guard | None]] = {}
         for k, guards in enumerate(per_item):
@@ -181,10 +182,31 @@ def each_guards(
                 here.append(Guard("each", (), (listed, var, first)))
             elif all(g is None or (g.kind in ("member", "near", "equal") and g.value[1] is False) for g in seen):
                 continue  # "differs from" where the texts happened to look alike: nothing a decision hangs on
+            elif _shared(first, seen, traj, i, [{**bound_item(var, item), **rest} for item in bound[listed]]):
+                here.append(Guard("each", (), (listed, var, first)))
+            elif i >= written and _shared(first, seen, traj, i, [{**bound_item(var, item), **rest} for item in bound[listed]], gone=True):
+                continue  # what the last write returned no longer holds some items' elements as the task says them (changed by it)
+            elif all(g == first or (g is None and ambiguous(first.path, [(traj.calls[i].result, {**bound_item(var, item), **rest})]))
+                     for g, item in zip(seen, bound[listed], strict=True)):
+                continue  # the items without it pick several elements where it reads (one of two of a name): no fact of one
             else:
                 return f"the items of {listed} differ in a fact of their own ({first.kind} at {first.path!r})"
         out.append(here)
     return out
+
+
+def _shared(first: Guard, seen: list[Guard | None], traj: Trajectory, i: int, params: list[dict[str, Any]], *, gone: bool = False) -> bool:
+    """Whether the fact ``first`` (derived for some items) holds as it is for the items it was not
+    derived for: their facts were said of their element picked otherwise (by its options too,
+    where the task's options describe it), and ``first`` reads the same of it. With ``gone``:
+    whether ``first`` reads nothing for each of them (no element is as the task says it)."""
+    results = [c.result for c in traj.calls]
+    k = next(n for n, g in enumerate(seen) if g is not None)
+    want = MISSING if gone else observe(first, traj.calls[i].result, params[k], results)
+    return (gone or want is not MISSING) and all(
+        g == first or (g is None and observe(first, traj.calls[i].result, p, results) == want)
+        for g, p in zip(seen, params, strict=True)
+    )
 
 
 def mentions(x: Any, var: str | tuple[str, ...]) -> bool:

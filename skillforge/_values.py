@@ -14,7 +14,7 @@ from typing import Any
 from ._spec import At, DictOf, Each, Expr, Fmt, Join, Len, ListOf, Neg, Param, Ref, Select, Update, Where
 
 __all__ = [
-    "EACH", "bound_item", "var_names", "collect_values", "collection", "core", "enum_like", "evaluate", "listing", "near", "refs_in", "resolve",
+    "EACH", "ambiguous", "bound_item", "picks_several", "var_names", "collect_values", "collection", "core", "enum_like", "evaluate", "listing", "near", "refs_in", "resolve",
     "token_shape", "value_kind", "walk_exprs",
 ]
 
@@ -354,3 +354,28 @@ def _get(value: Any, path: tuple[Any, ...], params: dict[str, Any] | None = None
         return resolve(value, path, params or {})
     except (KeyError, IndexError, TypeError):
         return None
+
+
+def ambiguous(path: tuple[Any, ...], seen: list[tuple[Any, dict[str, Any]]]) -> bool:
+    """Whether a task value on ``path`` picks several elements in one of ``seen`` (a result and the
+    task values it was read with): no one element has the fact there."""
+    for m, key in enumerate(path):
+        if isinstance(key, Where):
+            for result, params in seen:
+                try:
+                    parent = resolve(result, path[:m], params)
+                except (KeyError, IndexError, TypeError):
+                    continue
+                if type(parent) is list and picks_several(parent, key, params):
+                    return True
+    return False
+
+
+def picks_several(elements: Any, where: Where, params: dict[str, Any]) -> bool:
+    """Whether ``where`` finds several different elements (the payment and the refund of one card)."""
+    try:
+        wanted = [(where.field, params[where.name]), *((f, params[n]) for f, n in where.also)]
+    except KeyError:
+        return False
+    found = [e for e in elements if type(e) is dict and all(f in e and e[f] == w for f, w in wanted)]
+    return len(found) > 1 and not one(found)

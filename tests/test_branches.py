@@ -85,6 +85,20 @@ def test_runs_that_wrote_differently_or_cannot_be_told_apart_stay_apart() -> Non
     assert isinstance(learned([a, other]), Rejected)
 
 
+def test_a_run_that_said_one_value_in_two_slots_is_still_a_branch_and_checks_they_agree() -> None:
+    # "Add cy to cy.": the answer's second name could be either slot; the runs of either way settle
+    # where their values come from on their own (their calls differ), and the branch requires the two equal
+    runs = [add_run("bo", "wiki", ["staff"]), add_run("cy", "cy", ["cy"])]
+    spec = learned(runs)
+    assert not isinstance(spec, Rejected) and len(spec.early) == 1
+    source = render_skill(spec)
+    branch = source.split("    if group in user['groups']:", 1)[1].split("        return ", 1)[0]
+    assert "require(username == group" in branch
+    assert prove_all(source, spec, runs) is None
+    assert prove_all(source, spec, [add_run("dee", "dee", ["dee"])]) is None
+    assert prove_all(source, spec, [add_run("dee", "ops", ["ops"])]) is not None  # which name the answer says: not known
+
+
 def manager_run(username: str, manager: str | None, department: str) -> Trajectory:
     """The agent: the same read, and an answer that says the manager, or that there is none."""
     user = {"username": username, "manager": manager, "department": department}
@@ -133,3 +147,119 @@ def test_the_same_reads_with_three_answers_are_one_skill_with_two_branches() -> 
     assert source.split("def add_to", 1)[1].count("return ") == 3
     again = [groups_run("eve.gray", ["hr", "staff"]), groups_run("fay.hill", ["hr"]), groups_run("gus.ito", [])]
     assert prove_all(source, spec, again) is None  # each answer again, in worlds like the runs'
+
+
+PAY_TOOLS = {
+    "get_card": ToolRef(module="desk", qualname="get_card", read=True, params=("card",)),
+    "pay": ToolRef(module="desk", qualname="pay", params=("order_id", "card")),
+}
+
+
+def pay_run(order_id: str, card: str, *, declined: bool = False, status: str = "active", kind: str = "credit") -> Trajectory:
+    """The agent reads the card, pays (the payment service may refuse with a message) and says how it went."""
+    paid: Any = f"Error: card {card} was declined" if declined else {"order_id": order_id, "status": "paid", "card": card}
+    output = f"I could not pay {order_id} ({paid})." if declined else f"Paid {order_id} with {card}."
+    return Trajectory(
+        task=f"Pay {order_id} with {card}.",
+        calls=[Call(tool="get_card", args={"card": card}, result={"card": card, "status": status, "kind": kind}),
+               Call(tool="pay", args={"order_id": order_id, "card": card}, result=paid)],
+        outcome=Outcome(ok=True, output=output), tools=PAY_TOOLS,
+    )
+
+
+def test_the_same_write_with_an_error_or_a_result_is_one_skill_branching_after_the_write() -> None:
+    # both runs made the same calls; the write refused in one (an error text) and succeeded in the
+    # other: one skill whose reads are checked before the write as all runs showed them, then the
+    # write, then ``if`` what it returned is of the kind the first run's group saw, their answer
+    runs = [pay_run("A-1", "card-11"), pay_run("A-2", "card-12", declined=True), pay_run("A-3", "card-13", kind="debit")]
+    spec = learned(runs)
+    assert not isinstance(spec, Rejected) and len(spec.early) == 1 and len(spec.runs) == 3
+    source = render_skill(spec)
+    body = source.split("def add_to", 1)[1]
+    assert "    if has(pay_result, kind='dict'):  # as the runs that answered so saw it\n" in body
+    assert body.index("require(card_2['status'] == 'active'") < body.index("pay_result = pay(") < body.index("if has(pay_result")
+    assert 'return f"I could not pay {order_id} ({pay_result})."' in body and 'return f"Paid {order_id} with {card}."' in body
+    assert check_policy(source, "add_to", {"desk": {"get_card", "pay"}}) == []
+    assert prove_all(source, spec, runs) is None
+    assert prove_all(source, spec, [pay_run("A-4", "card-14", declined=True), pay_run("A-5", "card-15")]) is None
+    # a card of a status no run showed stops the skill before it pays
+    assert prove_all(source, spec, [pay_run("A-6", "card-16", status="frozen")]) is not None
+    # the reads' facts are those all runs showed together: a refused debit card was never seen, yet
+    # the runs paid with a credit card and a debit card alike, so both kinds are paid with
+    assert prove_all(source, spec, [pay_run("A-7", "card-17", declined=True, kind="debit")]) is None
+
+
+def test_two_answers_after_a_write_that_nothing_it_returned_tells_apart_stay_apart() -> None:
+    # the same write returned the same kind of result, and the answers differ: no branch after it
+    a = pay_run("A-1", "card-11")
+    b = pay_run("A-2", "card-12")
+    b = b.model_copy(update={"outcome": Outcome(ok=True, output="Ask the bank.")})
+    assert isinstance(learned([a, b]), Rejected)
+    # two writes, the first refused in one run: the second would be made before what the first
+    # returned is checked, so no branch after them
+    def twice(run: Trajectory) -> Trajectory:
+        return run.model_copy(update={"calls": [*run.calls, Call(tool="pay", args=run.calls[1].args, result={"status": "noted"})]})
+
+    assert isinstance(learned([twice(pay_run("A-3", "card-13")), twice(pay_run("A-4", "card-14", declined=True))]), Rejected)
+
+
+# -- the same at the Forge: real tools, whose payment service refuses some cards it was never told about --
+
+CARDS: dict[str, Any] = {}
+
+
+def get_card(card: str) -> dict:
+    """A card as the wallet knows it."""
+    return {"card": card, "status": CARDS[card]["status"], "kind": "credit"}
+
+
+def pay(order_id: str, card: str) -> Any:
+    """Pay an order; the payment service answers with an error text where it refuses the card."""
+    if CARDS[card].get("declined"):
+        return f"Error: card {card} was declined"
+    CARDS["paid"].append(order_id)
+    return {"order_id": order_id, "status": "paid", "card": card}
+
+
+def test_a_forge_learns_one_file_for_a_write_that_succeeded_and_one_refused_and_serves_both(tmp_path: Any) -> None:
+    import re
+
+    from skillforge import Forge
+    from tests.toolsets.safety import Tools
+
+    forge = Forge(skills_dir=tmp_path / "skills", state_dir=tmp_path / "state", run_log=False)
+    tools = {"get_card": forge.tool(read=True)(get_card), "pay": forge.tool(pay)}
+
+    def agent(task: str, transcript: list | None = None) -> str:
+        t = Tools(tools, transcript)
+        m = re.fullmatch(r"Pay (\S+) with (\S+)\.", task)
+        if m is None:
+            raise ValueError(task)
+        order_id, card = m.groups()
+        if t.get_card(card=card)["status"] != "active":
+            return f"{card} cannot pay."
+        paid = t.pay(order_id=order_id, card=card)
+        return f"I could not pay {order_id} ({paid})." if isinstance(paid, str) else f"Paid {order_id} with {card}."
+
+    forge.agent = agent
+
+    def world(**cards: dict[str, Any]) -> None:
+        CARDS.clear()
+        CARDS.update(cards, paid=[])
+
+    world(**{"card-11": {"status": "active"}})
+    assert forge.solve("Pay A-1 with card-11.").source == "agent"
+    world(**{"card-12": {"status": "active", "declined": True}})
+    refused = forge.solve("Pay A-2 with card-12.")
+    assert refused.source == "skill+agent" and refused.learned  # the skill paid, then its answer's guard handed over
+    assert CARDS["paid"] == [] and len(forge.skills()) == 1
+    for card, declined in (("card-13", True), ("card-14", False)):
+        world(**{card: {"status": "active", "declined": declined}})
+        served = forge.solve(f"Pay A-3 with {card}.")
+        assert served.source == "skill" and served.output == (
+            f"I could not pay A-3 (Error: card {card} was declined)." if declined else f"Paid A-3 with {card}.")
+        assert CARDS["paid"] == ([] if declined else ["A-3"])  # paid once, as the agent would
+    # a card of a status no run showed: the skill stops before it pays, the agent answers
+    world(**{"card-15": {"status": "frozen"}})
+    frozen = forge.solve("Pay A-5 with card-15.")
+    assert frozen.source in ("agent", "skill+agent") and frozen.output == "card-15 cannot pay." and CARDS["paid"] == []

@@ -625,3 +625,87 @@ def test_an_answer_quoting_the_writes_result_keeps_its_facts_combined_with_the_e
     _spec, source = learn(runs)
     after = source.split("def refund_order", 1)[1].split("refund(", 1)[1]
     assert "(order['fraud_hold'], refund_result['state']) in ((False, 'queued'), (True, 'sent'))" in after
+
+
+SHIP = {
+    "get_user": ToolRef(module="desk", qualname="get_user", read=True, params=("username",)),
+    "order_laptop": ToolRef(module="desk", qualname="order_laptop", params=("username", "model", "office")),
+}
+
+
+def ship_run(username: str, model: str, office: str, greeting: str = "Hi.") -> Trajectory:
+    """"Send the 140 model to ann.li at office 205.": model and office as the task says them (one value, at times)."""
+    return Trajectory(
+        task=f"{greeting} Send the {model} model to {username} at office {office}.",
+        calls=[Call(tool="get_user", args={"username": username}, result={"username": username, "status": "active"}),
+               Call(tool="order_laptop", args={"username": username, "model": model, "office": office}, result={"ref": "L-1"})],
+        outcome=Outcome(ok=True, output=f"Ordered for {username}."), tools=SHIP,
+    )
+
+
+def test_a_value_said_twice_and_two_values_are_one_template_and_one_skill() -> None:
+    from skillforge._antiunify import joined, unrepeated
+
+    same, apart = ship_run("ann.li", "300", "300"), ship_run("bo.chen", "140", "205")
+    narrow, wide = discover_template(same), discover_template(apart)
+    assert isinstance(narrow, TaskTemplate) and isinstance(wide, TaskTemplate)
+    assert narrow.text.count("{model}") == 2 and "{office}" not in narrow.text and "{office}" in wide.text
+    assert wide.bind(same.task) is not None
+    # the one slot said twice, named as the two slots at its places
+    said = unrepeated(narrow, wide)
+    assert said is not None and said.text == wide.text
+    both = joined(wide, narrow)
+    assert both is not None and both.bind(same.task) is not None and both.bind(apart.task) is not None
+    # with another greeting (text that feeds nothing): their common template
+    hello = discover_template(ship_run("cy.diaz", "610", "610", greeting="Hello there."))
+    assert isinstance(hello, TaskTemplate)
+    common = joined(wide, hello)
+    assert common is not None and common.bind(same.task) is not None and "{office}" in common.text
+    # a template that says no value twice, one that says it twice as well, or values of another number: not this
+    assert unrepeated(wide, wide) is None and unrepeated(wide, narrow) is None and unrepeated(narrow, narrow) is None
+    later = TaskTemplate(wide.text[:-1] + " by {day}.", [*wide.slots, Slot("day", "word", "str", None, "Aa")])
+    assert joined(later, narrow) is None
+    # the runs make one skill: the laptop goes to the office the task says, in either run
+    spec = spec_from_runs([apart, same], name="ship", template=wide)
+    assert not isinstance(spec, Rejected), spec
+    source = render_skill(spec)
+    assert "order_laptop(username=username, model=model, office=office)" in source and prove_all(source, spec, [apart, same]) is None
+    # learned from the run that said one value twice alone, the skill does not guess which slot fed which
+    alone = spec_from_runs([same], name="ship", template=wide)
+    assert not isinstance(alone, Rejected)
+    assert "require(model == office" in render_skill(alone)
+    assert prove_all(render_skill(alone), alone, [apart]) is not None
+
+
+def laptop_shipper(t: dict[str, Any]):
+    import re
+
+    from tests.toolsets.safety import Tools
+
+    def agent(task: str, transcript: list | None = None) -> str:
+        tools = Tools(t, transcript)
+        m = re.search(r"Send the (\w+) model to ([\w.]+) at office (\w+)\.$", task)
+        if m is None:
+            raise ValueError(task)
+        model, username, office = m.groups()
+        tools.get_user(username=username)
+        tools.order_laptop(username=username, model=model, office=office)
+        return f"Ordered for {username}."
+
+    return agent
+
+
+def test_a_forge_keeps_one_file_for_a_value_said_twice_and_two_values_in_either_order(tmp_path) -> None:  # noqa: ANN001
+    from tests.test_safety import check, make_forge, user
+
+    world = {"users": {u: user(i, u, ["staff"]) for i, u in enumerate(["ann.li", "bo.chen", "cy.diaz", "di.eng"])}}
+    for order, tasks in enumerate([
+        ["Hi. Send the 300 model to ann.li at office 300.", "Hi. Send the 140 model to bo.chen at office 205."],
+        ["Hi. Send the 140 model to bo.chen at office 205.", "Hello there. Send the 300 model to ann.li at office 300."],
+    ]):
+        forge = make_forge(tmp_path, laptop_shipper, name=f"forge{order}")
+        for task in tasks:
+            assert check(forge, task, world).result.learned
+        assert len(forge.skills()) == 1, [s.name for s in forge.skills()]
+        assert check(forge, "Hi. Send the 720 model to cy.diaz at office 410.", world).result.source == "skill"
+        assert check(forge, "Hi. Send the 720 model to di.eng at office 720.", world).result.source == "skill"

@@ -279,3 +279,77 @@ def test_a_change_of_every_option_is_no_description_of_the_changed_item() -> Non
     spec, source = learned([every, some])
     assert len(spec.runs) == 2
     assert "'options', new_item_ids_changes)" not in source.split("exchange_result = ", 1)[1]
+
+
+def after_write(run: Trajectory) -> Trajectory:
+    """``run`` with its write returning the order as changed (each item's price too)."""
+    order = run.calls[0].result
+    swaps = dict(zip(run.calls[-1].args["item_ids"], run.calls[-1].args["new_item_ids"], strict=True))
+    changed = {**order, "items": [
+        {**it, "item_id": swaps.get(it["item_id"], it["item_id"]), "price": 10.0,
+         "options": CATALOGUE[it["name"]][swaps.get(it["item_id"], it["item_id"])]} for it in order["items"]]}
+    return run.model_copy(update={"calls": [*run.calls[:-1], run.calls[-1].model_copy(update={"result": changed})]})
+
+
+def test_an_item_that_is_one_of_two_of_its_name_after_the_write_still_joins_the_list() -> None:
+    # the write returns the order as changed; in the second run the order held another kettle, so
+    # after the write two items bear the name the task gives: a fact of "the" kettle there is no
+    # fact of one element (as for a fact a single task value picks), and the runs make one skill
+    two = after_write(exchange_run("1", [("4001", "4002"), ("5001", "5002")]))
+    among = after_write(exchange_run("11", [("4002", "4003")], first=["4001"]))
+    spec, source = learned([two, among])
+    assert len(spec.runs) == 2 and "for item_name, item_options, new_item_ids_changes in items]" in source
+    # the fact stays a guard where every run's item is the one of its name
+    alone, alone_source = learned([two, after_write(exchange_run("2", [("4002", "4003"), ("6001", "6002")]))])
+    assert "['price'] > 0 for item_name, item_options, new_item_ids_changes in items)" in alone_source
+    assert "['price'] > 0 for item_name" not in source
+
+
+def test_a_run_of_one_item_learned_without_a_template_joins_the_list_skill_that_binds_its_task(tmp_path: Any) -> None:
+    # a request cut from a message of several is learned without the template that bound it (no
+    # skill served it whole): where a list skill binds its task, the run widens that skill
+    # instead of starting a second file of one intent under the task's own template
+    from skillforge._compile import Compiled
+    from tests.test_probes_round2 import forge_for, learn, orders
+
+    catalog = [("MUG-1", "Mug"), ("KET-3", "Kettle"), ("BAG-4", "Bag")]
+
+    def world(order_id: str) -> dict[str, Any]:
+        return orders(**{order_id: {"status": "delivered", "items": [
+            {"sku": f"{sku}-{order_id}", "name": name, "status": "delivered"} for sku, name in catalog]}})
+
+    forge = forge_for(tmp_path)
+    learn(forge, "Return from order #6: Mug; Kettle; ", world("6"))
+    alone = forge_for(tmp_path, "alone")  # the same run, as a forge with no skill learns it
+    learn(alone, "Return from order #5: Bag; ", world("5"))
+    (single,) = alone.skills()
+    assert "{item_names}" not in single.template.text
+    verdict = forge.learn(alone.library.load_run(single.runs[0]))
+    assert isinstance(verdict, Compiled), verdict
+    (skill,) = forge.skills()
+    assert len(skill.runs) == 2 and "{item_names}" in skill.template.text
+
+
+def test_an_item_asked_for_as_it_is_beside_one_changed_is_one_list_where_the_write_returns_the_order() -> None:
+    # the write returns the order as changed: the lamp asked for "to {}" is still there as the task
+    # describes it (name and options), the kettle is not (its options changed). A fact read of an
+    # item's element picked by its options holds for the one and reads nothing for the other: no
+    # difference between the items the run treated alike, so the items are one list
+    run = after_write(exchange_run("31", [("4001", "4002"), ("5001", "5001")]))
+    spec, source = learned([run])
+    assert spec.template == "For #{order_id}, exchange {items}; thanks."
+    assert prove_all(source, spec, [after_write(exchange_run("32", [("6001", "6002"), ("5002", "5002"), ("4002", "4003")]))]) is None
+    sold_out = after_write(exchange_run("33", [("4001", "4002"), ("6001", "6002")], unavailable=frozenset({"6002"})))
+    assert prove_all(source, spec, [sold_out]) is not None  # an item unlike the learned ones still stops the skill
+
+
+def test_items_asked_for_as_they_are_and_items_changed_make_one_skill_where_the_write_returns_the_order() -> None:
+    # in the first run every item is asked for "to {}": the order the write returns still holds each
+    # as the task describes it, so facts of it are read there; in the second the write changed the
+    # items, and no element is as the task describes it. Nothing written hangs on what the last write
+    # returned: those facts are no guards, and the runs make one skill
+    kept = after_write(exchange_run("41", [("4001", "4001"), ("6001", "6001")]))
+    changed = after_write(exchange_run("42", [("6002", "6001"), ("4002", "4003")]))
+    spec, source = learned([kept, changed])
+    assert len(spec.runs) == 2 and spec.template == "For #{order_id}, exchange {items}; thanks."
+    assert prove_all(source, spec, [after_write(exchange_run("43", [("6001", "6002")]))]) is None
