@@ -9,7 +9,6 @@ a combination no run showed is still a miss. Shadowed by the agent alone on a re
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +21,8 @@ from skillforge._library import Library
 from skillforge._lifting import Rejected, discover_template
 from skillforge._trajectory import Call, Outcome, ToolRef, Trajectory
 from tests.toolsets import routes
+from tests.toolsets._shadowing import open_world
+from tests.toolsets._shadowing import shadowed as shadowed_in
 
 M = "tests.toolsets.routes"
 TOOLS = {
@@ -103,30 +104,14 @@ def test_skills_of_one_request_by_two_routes_share_a_route_key() -> None:
 
 @pytest.fixture
 def world(tmp_path: Path) -> Any:
-    routes.make_world(tmp_path / "shop.sqlite3")
-    forge = Forge(skills_dir=tmp_path / "skills", state_dir=tmp_path / "state", agent=routes.agent)
-    for f in routes.TOOLS:
-        routes.TOOLBOX[f.__name__] = forge.tool(read=f.__name__ in routes.READS)(f)
+    forge = open_world(routes, tmp_path)
     yield forge, tmp_path
     forge.close()
     routes.TOOLBOX.clear()
 
 
 def shadowed(forge: Forge, tmp: Path, task: str) -> tuple[Any, bool]:
-    main = routes.DB["path"]
-    shutil.copyfile(main, tmp / "alone.sqlite3")
-    result = forge.solve(task)
-    after = routes.snapshot()
-    routes.DB["path"] = tmp / "alone.sqlite3"
-    saved = dict(routes.TOOLBOX)
-    routes.TOOLBOX.update({f.__name__: f for f in routes.TOOLS})
-    try:
-        alone = routes.agent(task)
-        same = after == routes.snapshot() and alone == result.output
-    finally:
-        routes.TOOLBOX.update(saved)
-        routes.DB["path"] = main
-    return result, same
+    return shadowed_in(routes, forge, tmp, task)
 
 
 def test_a_skill_serves_what_the_other_routes_runs_showed_and_never_a_combination_none_did(world: Any) -> None:

@@ -10,7 +10,6 @@ Shadowed by the agent alone from the same starting state.
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +21,8 @@ from skillforge._lifting import Rejected, discover_template
 from skillforge._names import checked_ids
 from skillforge._trajectory import Call, Outcome, ToolRef, Trajectory
 from tests.toolsets import sameas
+from tests.toolsets._shadowing import open_world
+from tests.toolsets._shadowing import shadowed as shadowed_in
 
 TOOLS = {
     "find_customer": ToolRef(module="tests.toolsets.sameas", qualname="find_customer", read=True, params=("email",)),
@@ -94,29 +95,13 @@ def test_a_failed_read_after_the_write_is_kept() -> None:
 
 @pytest.fixture
 def world(tmp_path: Path) -> Any:
-    sameas.make_world(tmp_path / "shop.sqlite3")
-    forge = Forge(skills_dir=tmp_path / "skills", state_dir=tmp_path / "state", agent=sameas.agent)
-    for f in sameas.TOOLS:
-        sameas.TOOLBOX[f.__name__] = forge.tool(read=f.__name__ in sameas.READS)(f)
+    forge = open_world(sameas, tmp_path)
     yield forge, tmp_path
     sameas.TOOLBOX.clear()
 
 
 def shadowed(forge: Forge, tmp: Path, task: str) -> tuple[Any, bool]:
-    main = sameas.DB["path"]
-    shutil.copyfile(main, tmp / "alone.sqlite3")
-    result = forge.solve(task)
-    after = sameas.snapshot()
-    sameas.DB["path"] = tmp / "alone.sqlite3"
-    saved = dict(sameas.TOOLBOX)
-    sameas.TOOLBOX.update({f.__name__: f for f in sameas.TOOLS})
-    try:
-        alone = sameas.agent(task)
-        same = after == sameas.snapshot() and alone == result.output
-    finally:
-        sameas.TOOLBOX.update(saved)
-        sameas.DB["path"] = main
-    return result, same
+    return shadowed_in(sameas, forge, tmp, task)
 
 
 def test_tasks_naming_other_orders_make_one_skill_that_checks_the_order_named(world: Any) -> None:
