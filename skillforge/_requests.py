@@ -322,6 +322,7 @@ def _split(traj: Trajectory, facts: _Facts, parts: list[tuple[int, int]], senten
             return f"request {q + 1} does nothing"
         for c in mine:
             if any(j in refs_of[c] and j not in mine and not _made_again(j, path, c, mine, calls)
+                   and not _returned_record(j, path, c, mine, calls, is_read)
                    for j, path in facts.ref_paths[c]):
                 return f"call {c} ({calls[c].tool}) uses what another request's call returned"
 
@@ -404,6 +405,19 @@ def _made_again(j: int, path: Sequence[Any], c: int, mine: list[int], calls: Seq
     one kept per request."""
     same = canonical_json([calls[j].tool, calls[j].args, _at(calls[j].result, path)])
     return any(k < c and canonical_json([calls[k].tool, calls[k].args, _at(calls[k].result, path)]) == same for k in mine)
+
+
+def _returned_record(j: int, path: Sequence[Any], c: int, mine: list[int], calls: Sequence[Any], is_read: Sequence[bool]) -> bool:
+    """Whether call ``j`` is another request's write that returned the record a read of ``mine`` made
+    before it (``_as_returned``), the last such write before call ``c``, holding at ``path`` a value:
+    the request's run reads that record as the write returned it, so it has the value itself."""
+    if is_read[j] or _at(calls[j].result, path) is None:
+        return False
+    for k in mine:
+        if k < j and is_read[k] and _as_returned(calls[k].result, calls[j]) is not None:
+            later = [w for w in range(j + 1, c) if not is_read[w] and w not in mine and _as_returned(calls[k].result, calls[w]) is not None]
+            return not later
+    return False
 
 
 def _said(args: dict[str, Any]) -> set[str]:

@@ -159,6 +159,33 @@ def test_a_request_that_read_before_a_write_which_returned_the_record_reads_that
     assert split_run(other).fresh == (True, False)
 
 
+def test_a_request_that_uses_what_an_earlier_write_returned_of_its_record_reads_that_record() -> None:
+    # the second request sends the tracking number the first request's write returned with the whole
+    # order (the read before it had none): its run reads the order as that write returned it
+    read = {**order("W11"), "tracking": ""}
+    moved = {**order("W11", address="5 Oak Lane"), "tracking": "T-77"}
+    tools = {**TOOLS, "send_tracking": ToolRef(module="tests.toolsets.shop", qualname="send_tracking", params=("order_id", "tracking"))}
+    traj = Trajectory(
+        task="I'm ana@example.com. Ship order #W11 to 5 Oak Lane. Email me the tracking number of order #W11.",
+        calls=[
+            Call(tool="find_customer", args={"email": "ana@example.com"}, result=ANA),
+            Call(tool="get_order", args={"order_id": "W11"}, result=read),
+            Call(tool="ship_to", args={"order_id": "W11", "address": "5 Oak Lane"}, result=moved),
+            Call(tool="send_tracking", args={"order_id": "W11", "tracking": "T-77"}, result={"order_id": "W11", "sent": True}),
+        ],
+        outcome=Outcome(ok=True, output="Order #W11 now ships to 5 Oak Lane. Sent the tracking number of order #W11."),
+        tools=tools,
+    )
+    split = split_run(traj)
+    assert isinstance(split, Split) and split.fresh == (True, True), split
+    assert [c.result for c in split.runs[1].calls if c.tool == "get_order"] == [moved]
+    # a write that returned less than the record: the tracking number is in no call of the second request's run
+    partial = traj.model_copy(update={"calls": [
+        *traj.calls[:2], traj.calls[2].model_copy(update={"result": {"order_id": "W11", "tracking": "T-77"}}), traj.calls[3],
+    ]})
+    assert split_run(partial) == "call 3 (send_tracking) uses what another request's call returned"
+
+
 def test_a_request_whose_reads_follow_another_requests_write_is_learned() -> None:
     # as a composed message runs: each request's skill reads after the earlier request wrote
     traj = run(
