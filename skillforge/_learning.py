@@ -115,10 +115,10 @@ def spec_from_runs(
     if len(specs) == 1 and not phrasings and not evidence:
         return specs[0]
     merged = merge(specs, runs, phrased=len(every) if phrasings else 0, evidence=evidence)
+    if merged is None:
+        merged = branched(specs, runs, phrased=len(every) if phrasings else 0, evidence=evidence)
     if merged is not None and evidence:
         merged = replace(merged, evidence=tuple(run.hash for run in evidence))
-    if merged is None:
-        merged = branched(specs, runs, phrased=len(every) if phrasings else 0)
     if merged is None:
         return Rejected("the runs differ in more than the switch-like facts their guards check")
     return replace(merged, template=template.text, slots=template.slots, phrasings=extra) if phrasings else merged
@@ -252,7 +252,9 @@ def merge(
     )
 
 
-def branched(specs: list[SkillSpec], runs: list[Trajectory], *, phrased: int = 0) -> SkillSpec | None:
+def branched(
+    specs: list[SkillSpec], runs: list[Trajectory], *, phrased: int = 0, evidence: tuple[Trajectory, ...] = (),
+) -> SkillSpec | None:
     """One skill for runs of one template that acted in two ways, where one way is the other's first
     reads and an answer ("already a member": read, answer; otherwise read, write, answer), or both
     made the same reads and gave two answers ("X's manager is Y" / "X has no manager"): the
@@ -265,7 +267,8 @@ def branched(specs: list[SkillSpec], runs: list[Trajectory], *, phrased: int = 0
 
     Each group is merged on its own (``merge``), so each branch keeps exactly the guards its
     runs showed; the fact (or the two facts, see ``_two_telling``) that picks a branch took
-    disjoint values in the two groups.
+    disjoint values in the two groups. ``evidence`` (runs of the main way by another route, see
+    ``spec_from_runs``) widens the main way's facts only; the branch's stay its own runs'.
     """
     groups: dict[Any, list[int]] = {}
     for k, spec in enumerate(specs):
@@ -277,17 +280,17 @@ def branched(specs: list[SkillSpec], runs: list[Trajectory], *, phrased: int = 0
         for k, spec in enumerate(specs):
             groups.setdefault((tuple((st.tool, st.args, st.each) for st in spec.steps), spec.output), []).append(k)
     if len(groups) > 2:
-        return _chained(specs, runs, list(groups.values()), phrased)
+        return _chained(specs, runs, list(groups.values()), phrased, evidence)
     if len(groups) == 1:  # the same reads, and two answers ("X's manager is Y" / "X has no manager")
         groups = {}
         for k, spec in enumerate(specs):
             groups.setdefault(spec.output, []).append(k)
         if len(groups) == 2 and any(not specs[0].tools[st.tool].read for st in specs[0].steps):
-            return _after_write(specs, runs, list(groups.values()), phrased)
+            return _after_write(specs, runs, list(groups.values()), phrased, evidence)
         if len(groups) < 2 or any(not specs[0].tools[st.tool].read for st in specs[0].steps):
             return None
         if len(groups) > 2:  # three answers or more after the same reads ("in a, b" / "in a" / "in no group")
-            return _chained(specs, runs, list(groups.values()), phrased)
+            return _chained(specs, runs, list(groups.values()), phrased, evidence)
     if len(groups) != 2:
         return None
     short, long = sorted(groups.values(), key=lambda ks: (len(specs[ks[0]].steps), ks[0]))
@@ -311,10 +314,11 @@ def branched(specs: list[SkillSpec], runs: list[Trajectory], *, phrased: int = 0
     found = []
     for first_group, other_group in orders:  # two answers after the same reads: the branch where a value is none first
         sa = merge([specs[k] for k in first_group], [runs[k] for k in first_group], phrased=phrased)
-        sb = merge([specs[k] for k in other_group], [runs[k] for k in other_group], phrased=phrased)
+        sb = merge([specs[k] for k in other_group], [runs[k] for k in other_group], phrased=phrased, evidence=evidence)
         if sa is None or sb is None:
             return None
-        when = _telling_apart(sa, sb, [(specs[k], folded[k]) for k in first_group], [(specs[k], folded[k]) for k in other_group], after)
+        when = _telling_apart(sa, sb, [(specs[k], folded[k]) for k in first_group], [(specs[k], folded[k]) for k in other_group], after,
+                              more_b=_aligned(specs[other_group[0]], evidence))
         if when is not None:
             found.append((when.value[1] != ((None,),), sa, sb, when))
     if not found:
@@ -328,7 +332,9 @@ def branched(specs: list[SkillSpec], runs: list[Trajectory], *, phrased: int = 0
     return replace(sb, steps=steps, runs=every, early=(early,), tools={**sa.tools, **sb.tools})
 
 
-def _after_write(specs: list[SkillSpec], runs: list[Trajectory], groups: list[list[int]], phrased: int) -> SkillSpec | None:
+def _after_write(
+    specs: list[SkillSpec], runs: list[Trajectory], groups: list[list[int]], phrased: int, evidence: tuple[Trajectory, ...] = (),
+) -> SkillSpec | None:
     """One skill for runs that made the same calls, writes among them, and gave two answers ("I could
     not change it (Error: ...)" / "I changed it"): what a write returned told them apart. The reads
     before the first write are guarded as all the runs showed them together (every run made that
@@ -348,14 +354,15 @@ def _after_write(specs: list[SkillSpec], runs: list[Trajectory], groups: list[li
         replace(spec, output=specs[0].output, steps=tuple(replace(st, guards=()) if i >= w else st for i, st in enumerate(spec.steps)))
         for spec in specs
     ]
-    joint = merge(before, runs, phrased=phrased)
+    joint = merge(before, runs, phrased=phrased, evidence=evidence)  # every run made the write, as the evidence did
     sa = merge([specs[k] for k in first], [runs[k] for k in first], phrased=phrased)
-    sb = merge([specs[k] for k in other], [runs[k] for k in other], phrased=phrased)
+    sb = merge([specs[k] for k in other], [runs[k] for k in other], phrased=phrased, evidence=evidence)
     if joint is None or sa is None or sb is None:
         return None
     folded = [folded_as(run, [st.each for st in spec.steps], spec.examples) for spec, run in zip(specs, runs, strict=True)]
     when = _telling_apart(
-        sa, sb, [(specs[k], folded[k]) for k in first], [(specs[k], folded[k]) for k in other], last, start=w, kinds=_RESULT_KINDS
+        sa, sb, [(specs[k], folded[k]) for k in first], [(specs[k], folded[k]) for k in other], last, start=w, kinds=_RESULT_KINDS,
+        more_b=_aligned(specs[other[0]], evidence),
     )
     if when is None:
         return None
@@ -368,7 +375,9 @@ def _after_write(specs: list[SkillSpec], runs: list[Trajectory], groups: list[li
     return replace(sb, steps=steps, runs=every, early=(early,))
 
 
-def _chained(specs: list[SkillSpec], runs: list[Trajectory], groups: list[list[int]], phrased: int) -> SkillSpec | None:
+def _chained(
+    specs: list[SkillSpec], runs: list[Trajectory], groups: list[list[int]], phrased: int, evidence: tuple[Trajectory, ...] = (),
+) -> SkillSpec | None:
     """One skill for runs of one template that acted in three or more ways, each way but the last the
     first reads of the next and an answer ("already a member" after reading the user; "restricted"
     after reading the group too; otherwise the write): the runs that stopped first are a branch of
@@ -377,15 +386,18 @@ def _chained(specs: list[SkillSpec], runs: list[Trajectory], groups: list[list[i
     shortest = min(len(specs[ks[0]].steps) for ks in groups)
     for first in sorted((ks for ks in groups if len(specs[ks[0]].steps) == shortest), key=lambda ks: ks[0]):
         rest = sorted(k for ks in groups if ks is not first for k in ks)
-        found = _first_branch(specs, runs, first, rest, phrased)
+        found = _first_branch(specs, runs, first, rest, phrased, evidence)
         if found is not None:  # of runs that stopped at one step, the first group a fact tells from all the others
             return found
     return None
 
 
-def _first_branch(specs: list[SkillSpec], runs: list[Trajectory], first: list[int], rest: list[int], phrased: int) -> SkillSpec | None:
+def _first_branch(
+    specs: list[SkillSpec], runs: list[Trajectory], first: list[int], rest: list[int], phrased: int,
+    evidence: tuple[Trajectory, ...] = (),
+) -> SkillSpec | None:
     """The runs ``first`` as the first branch of the skill of the runs ``rest`` (``branched`` again)."""
-    others = branched([specs[k] for k in rest], [runs[k] for k in rest], phrased=phrased)
+    others = branched([specs[k] for k in rest], [runs[k] for k in rest], phrased=phrased, evidence=evidence)
     a = specs[first[0]]
     after = len(a.steps) - 1
     if others is None or not others.early or after < 0 or after > min(e.after for e in others.early):
@@ -402,7 +414,8 @@ def _first_branch(specs: list[SkillSpec], runs: list[Trajectory], first: list[in
     if sa is None:
         return None
     folded = [folded_as(run, [st.each for st in spec.steps], spec.examples) for spec, run in zip(specs, runs, strict=True)]
-    when = _telling_apart(sa, others, [(specs[k], folded[k]) for k in first], [(specs[k], folded[k]) for k in rest], after)
+    when = _telling_apart(sa, others, [(specs[k], folded[k]) for k in first], [(specs[k], folded[k]) for k in rest], after,
+                          more_b=_aligned(specs[rest[0]], evidence))
     if when is None:
         return None
     early = Early(after, when, tuple(sa.steps[i].guards for i in range(after + 1)), sa.output)
@@ -412,11 +425,13 @@ def _first_branch(specs: list[SkillSpec], runs: list[Trajectory], first: list[in
 
 def _telling_apart(
     sa: SkillSpec, sb: SkillSpec, a_runs: list[tuple[SkillSpec, Trajectory]], b_runs: list[tuple[SkillSpec, Trajectory]], after: int,
-    *, start: int = 0, kinds: frozenset[str] = _SWITCHES,
+    *, start: int = 0, kinds: frozenset[str] = _SWITCHES, more_b: list[tuple[dict[str, Any], Trajectory]] | None = None,
 ) -> Guard | None:
     """A fact of the calls ``start`` to ``after`` (of ``kinds``) that took other values in every run of
     one group than in any of the other's. A fact of what kind a value is (``has``: a text where
-    the others had a record) becomes whether it is of the first group's kind.
+    the others had a record) becomes whether it is of the first group's kind. ``more_b``: runs of the
+    second group's way by another route (``_aligned`` evidence): what they observed counts as the
+    second group's too, so a fact they showed on both sides tells nothing apart.
 
     A relation of the task's values (the requester is the user's manager) is the reason a reviewer
     expects: where no one relation tells the groups apart but two do together, they are the branch,
@@ -431,6 +446,7 @@ def _telling_apart(
         for key, g in facts.items():
             seen_a = {observe(g, r.calls[i].result, s.examples, [c.result for c in r.calls]) for s, r in a_runs}
             seen_b = {observe(g, r.calls[i].result, s.examples, [c.result for c in r.calls]) for s, r in b_runs}
+            seen_b |= {v for v in _pooled(g, i, more_b or []) if v is not MISSING}
             if MISSING not in seen_a | seen_b and not seen_a & seen_b:
                 # a value there or none ("no manager on record") is a flag, whatever values it took where there
                 nullish = g.kind == "eq" and (seen_a == {None} or seen_b == {None})
@@ -646,8 +662,9 @@ def _pooled(g: Guard, step: int, others: list[tuple[dict[str, Any], Trajectory]]
 def route_key(spec: SkillSpec) -> str | None:
     """What a skill shares with the skills of the same request reached by another identification
     route (the customer found by email, or by name and zip): its calls after the first, from the
-    same sources (parameters by name), and its answer. None for a skill of one call, or of branches."""
-    if len(spec.steps) < 2 or spec.early:
+    same sources (parameters by name), and its answer: of its main way, where it has branches (the
+    runs that took a branch are another way, and no evidence of this one). None for a skill of one call."""
+    if len(spec.steps) < 2:
         return None
     return repr(([(st.tool, st.args, st.each) for st in spec.steps[1:]], spec.output))
 

@@ -34,7 +34,10 @@ TOOLS = {
 }
 
 
-def run(k: int, city: str, express: bool, prepaid: bool, *, by: str = "email", card: str | None = None) -> Trajectory:
+def run(
+    k: int, city: str, express: bool, prepaid: bool, *, by: str = "email", card: str | None = None, tier: str = "gold",
+    refused: bool = False,
+) -> Trajectory:
     """A run that cancelled order #W<k>1 of customer c<k>, found by ``by``."""
     order_id = f"#W{k}1"
     if by == "email":
@@ -44,11 +47,13 @@ def run(k: int, city: str, express: bool, prepaid: bool, *, by: str = "email", c
     calls = [
         Call(tool=first[0], args=first[1], result=f"cust_{1000 + k}"),
         Call(tool="get_customer", args={"customer_id": f"cust_{1000 + k}"},
-             result={"id": f"cust_{1000 + k}", "city": city, "tier": "gold", **({"card": card} if card else {})}),
+             result={"id": f"cust_{1000 + k}", "city": city, "tier": tier, **({"card": card} if card else {})}),
         Call(tool="get_order", args={"order_id": order_id},
              result={"id": order_id, "customer": f"cust_{1000 + k}", "status": "pending", "express": express, "prepaid": prepaid}),
         Call(tool="cancel", args={"order_id": order_id}, result={"order_id": order_id, "status": "cancelled"}),
     ]
+    if refused:
+        return Trajectory(task=task, calls=calls[:3], outcome=Outcome(ok=True, output=f"Order {order_id} cannot be cancelled now."), tools=TOOLS)
     return Trajectory(task=task, calls=calls, outcome=Outcome(ok=True, output=f"Cancelled order {order_id}."), tools=TOOLS)
 
 
@@ -83,6 +88,19 @@ def test_a_field_only_some_records_have_takes_the_values_either_route_showed_who
     own = [run(1, "Austin", False, False, card="visa"), run(5, "Austin", False, False)]
     _spec, body = learned(own, evidence=(run(2, "Boston", False, False, by="phone", card="mastercard"),))
     assert "values(customer, 'card') in (['mastercard'], ['visa'], [])" in body, body
+
+
+def test_a_branch_is_not_told_apart_by_a_fact_the_other_routes_runs_showed_on_the_main_way() -> None:
+    # by email: a gold customer's order cancelled, a basic customer's express prepaid order in El Paso refused
+    own = [run(1, "Austin", False, False), run(5, "El Paso", True, True, tier="basic", refused=True)]
+    _spec, alone = learned(own)
+    assert "if (customer['city']) in ('El Paso',):" in alone  # the first fact that tells the two runs apart
+    # by phone, basic customers' orders were cancelled, one in El Paso: neither the city nor the tier
+    # tells the ways apart; the order's flags together do
+    phone = (run(2, "El Paso", True, False, by="phone", tier="basic"), run(3, "Chicago", False, True, by="phone", tier="basic"))
+    _spec, body = learned(own, evidence=phone)
+    branch = [line.strip() for line in body.splitlines() if line.strip().startswith("if ")]
+    assert branch == ["if (order['express'], order['prepaid']) in ((True, True),):  # as the runs that stopped here saw it"], body
 
 
 def test_runs_that_made_other_calls_after_the_first_are_no_evidence() -> None:
@@ -140,11 +158,21 @@ def test_a_skill_serves_what_the_other_routes_runs_showed_and_never_a_combinatio
     )
     assert not isinstance(spec, Rejected) and render_skill(spec) == by_email.source
 
-    # removing the other route's skill keeps the runs this one's guards rest on
-    forge.remove(by_phone.name)
-    assert all(library.run_path(h).exists() for h in by_email.meta["evidence"])
 
     # express and prepaid: no run of either route showed it, and the agent refuses: not served, nothing cancelled
     result, same = shadowed(forge, tmp, "I'm ed@example.com. Please cancel order #W51.")
     assert same and result.source != "skill"
     assert ("#W51", "cust_1005", "pending", 1, 1) in routes.snapshot()
+
+    # the refusal is a branch of the email skill now; its way of cancelling still rests on the phone runs
+    # (learned again when the phone route learns more), and the refusal keeps its own run's facts
+    result, same = shadowed(forge, tmp, "My phone is 555-0108. Please cancel order #W81.")  # the phone route refuses too
+    assert same
+    result, same = shadowed(forge, tmp, "I'm jo@example.com. Please cancel order #W101.")  # express only: a phone run showed it
+    assert (result.source, same) == ("skill", True), result.handover
+    by_email = next(s for s in Library(tmp / "skills").scan()[0] if "find_by_email" in s.tools)
+    assert "if " in by_email.source.split("def ", 1)[1] and by_email.meta.get("evidence"), by_email.source
+
+    # removing the other route's skill keeps the runs this one's guards rest on
+    forge.remove(next(s.name for s in library.scan()[0] if "find_by_phone" in s.tools))
+    assert all(library.run_path(h).exists() for h in by_email.meta["evidence"])

@@ -25,7 +25,7 @@ CUSTOMERS = [
     ("ana", "Austin", "gold", 0, 0), ("bo", "Boston", "basic", 1, 0), ("cy", "Chicago", "basic", 0, 1),
     ("di", "Denver", "gold", 0, 0), ("ed", "El Paso", "basic", 1, 1), ("fay", "Fresno", "gold", 1, 0),
     ("gus", "Gary", "basic", 0, 1), ("hal", "Houston", "basic", 1, 1), ("ivy", "Irvine", "gold", 0, 0),
-    ("jo", "Joliet", "basic", 1, 0),
+    ("jo", "Joliet", "basic", 1, 0), ("kim", "Houston", "gold", 0, 0),
 ]
 
 
