@@ -97,6 +97,12 @@ def render(reports: list[SeedReport], tasks: dict[str, TauTask], seconds: float)
         f"agent alone vs gold mismatches: {harness} (a harness bug if not 0)",
         f"  wall time: {seconds:.1f} s",
     ]
+    inside = statistics.fmean(sum(o.source == "skill" and o.ceiling for o in r.phase("serve")) for r in reports)
+    ceiling = statistics.fmean(r.ceiling for r in reports)
+    out.append(
+        f"  served inside the ceiling: {inside:.1f} of {ceiling:.1f} per seed ({100 * inside / ceiling if ceiling else 0:.0f}%); "
+        "the others served are messages of several requests composed in combinations never seen whole"
+    )
     kinds: dict[str, Counter[str]] = {}
     for r in reports:
         for o in r.phase("serve"):
