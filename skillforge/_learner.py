@@ -157,7 +157,7 @@ class Learning:
     _keys: dict[tuple[str, str], str | None]  # (skill, content hash) → _program_key of its first run
     _by_key: dict[str | None, set[str]]  # program key → names of skills that had it (checked against _keys)
     _by_route: dict[str, set[str]]  # route key → names of skills whose first run had it (each run checked again)
-    _lifts: dict[tuple[str, str], Any]  # (run hash, template text) → the run lifted under it, and the run
+    _lifts: dict[tuple[str, str], Any]  # (run hash, file content hash) → the run lifted under its phrasing, and the run
     _said: dict[str, str]  # skill → the content hash its task's words were indexed for
     _caught_up: dict[str, tuple[Any, int]]  # index → (the template index, how many of its additions it has seen)
     _text_of: dict[str, frozenset[str]]  # template texts whose words are indexed in _texts_by_word
@@ -630,15 +630,8 @@ class Learning:
         """``skill``'s first run lifted under its phrasing: what the skill does (kept per file text)."""
         key = (skill.name, skill.content_hash)
         if key not in self._programs:
-            first: SkillSpec | None = None
-            try:
-                run = self.library.load_run(skill.runs[0]) if skill.runs else None
-            except SkillFileError:
-                run = None
-            bound = skill.bind(run.task) if run is not None else None
-            if run is not None and bound is not None:
-                lifted = lift(run, template=bound[0], importable=self.importable_skills)
-                first = None if isinstance(lifted, Rejected) else lifted
+            lifted = self._lifted(skill, skill.runs[0]) if skill.runs else None
+            first: SkillSpec | None = lifted[0] if lifted is not None else None
             if len(self._programs) > 2 * len(self._index().by_name) + 64:  # files rewritten since: drop the stale
                 live = {(s.name, s.content_hash) for s in self._index().by_name.values()}
                 self._programs = {k: v for k, v in self._programs.items() if k in live}
@@ -693,8 +686,9 @@ class Learning:
         return tuple(out)
 
     def _lifted(self, skill: SkillFile, run_hash: str) -> tuple[SkillSpec, Trajectory] | None:
-        """Run ``run_hash`` of ``skill`` lifted under the phrasing that binds its task (kept per run and template)."""
-        key = (run_hash, skill.template.text)
+        """Run ``run_hash`` of ``skill`` lifted under the phrasing that binds its task, and the run (kept per
+        run and file text: the file's phrasings decide which binds)."""
+        key = (run_hash, skill.content_hash)
         if key not in self._lifts:
             if len(self._lifts) > 4096:
                 self._lifts.clear()

@@ -96,7 +96,7 @@ def spec_from_runs(
     if len(specs) > 1 and any(s.alts for s in specs):
         groups: dict[Any, list[int]] = {}  # runs that made the same calls settle together (other calls: a branch)
         for k, spec in enumerate(specs):
-            groups.setdefault(_shape(spec), []).append(k)
+            groups.setdefault(_calls_upto(spec, -1), []).append(k)
         prefers: dict[int, dict[Site, tuple[Expr, tuple[Expr, ...]]]] = {}
         for ks in groups.values():
             prefer = settle([specs[k] for k in ks]) if any(specs[k].alts for k in ks) else {}
@@ -803,11 +803,6 @@ def _as_guard(g: Guard, observed: Any) -> Guard:
     if g.kind in ("values", "pin", "eq", "len", "sign", "textsign", "count", "size", "has", "digits", "keys", "opt"):
         return Guard(g.kind, g.path, g.value if g.kind in ("values", "pin") else observed)
     return g
-
-
-def _shape(spec: SkillSpec) -> tuple[Any, ...]:
-    """The calls a spec makes and the arguments it names: specs of one shape settle their sources together."""
-    return tuple((s.tool, tuple(k for k, _ in s.args)) for s in spec.steps)
 
 
 def settle(specs: list[SkillSpec]) -> dict[Site, tuple[Expr, tuple[Expr, ...]]] | None:

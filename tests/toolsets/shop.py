@@ -10,12 +10,13 @@ pending order of that customer; it answers one sentence per request, joined by a
 from __future__ import annotations
 
 import re
-import shutil
 import sqlite3
+import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from tests.toolsets import _shadowing
 from tests.toolsets._continuing import continuing
 
 DB: dict[str, Path] = {}
@@ -164,32 +165,12 @@ def clause_agent(task: str, transcript: Sequence[Any] | None = None) -> str:
 
 
 def shadowed(forge: Any, tmp: Path, task: str, alone: Callable[..., str] = agent) -> tuple[Any, bool]:
-    """``task`` through ``forge.solve()`` and, from the same starting state, through the agent ``alone``
-    (the plain tools: nothing recorded): the result, and whether the two left the same orders and gave
-    the same answer."""
-    main = DB["path"]
-    shutil.copyfile(main, tmp / "alone.sqlite3")
-    result = forge.solve(task)
-    after = snapshot()
-    DB["path"] = tmp / "alone.sqlite3"
-    saved = dict(TOOLBOX)
-    TOOLBOX.update({f.__name__: f for f in TOOLS})
-    try:
-        answer = alone(task)
-        same = after == snapshot() and answer == result.output
-    finally:
-        TOOLBOX.update(saved)
-        DB["path"] = main
-    return result, same
+    """``task`` through ``forge.solve()`` and, from the same starting state, through the agent ``alone``:
+    the result, and whether the two left the same orders and gave the same answer."""
+    return _shadowing.shadowed(sys.modules[__name__], forge, tmp, task, alone)
 
 
 def open_shop(tmp: Path, agent: Callable[..., str]) -> Any:
     """A fresh shop under ``tmp`` and a Forge over its tools with ``agent`` (its recording wrappers in
     ``TOOLBOX``, which the caller clears after)."""
-    from skillforge import Forge
-
-    make_world(tmp / "shop.sqlite3")
-    forge = Forge(skills_dir=tmp / "skills", state_dir=tmp / "state", agent=agent)
-    for f in TOOLS:
-        TOOLBOX[f.__name__] = forge.tool(read=f.__name__ in READS)(f)
-    return forge
+    return _shadowing.open_world(sys.modules[__name__], tmp, agent)
