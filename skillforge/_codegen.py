@@ -509,6 +509,7 @@ def _fstring_text(text: str) -> str:
 
 def _imports(spec: SkillSpec) -> list[str]:
     helpers = set()
+    exprs_of_facts: list[Expr] = []
     branches = [g for e in spec.early for gs in e.guards for g in gs] + [e.when for e in spec.early]
     steps = [*spec.steps, *(st for e in spec.early for st in e.steps)]
     for every in [(*step.pre, *step.post, *step.guards) for step in steps] + [tuple(branches)]:
@@ -531,7 +532,10 @@ def _imports(spec: SkillSpec) -> list[str]:
                 helpers.add("rank")
             if any(isinstance(k, Where) for f in facts for k in f.path):
                 helpers.add("pick")
-    exprs = [e for step in steps for _k, e in step.args] + [spec.output, *(e.output for e in spec.early)]
+            for f in facts:
+                if f.kind == "chosen":  # the element a predicate picked: its expression says how
+                    exprs_of_facts.append(f.value[0])
+    exprs = [e for step in steps for _k, e in step.args] + [spec.output, *(e.output for e in spec.early), *exprs_of_facts]
     if any(isinstance(e, Select) for top in exprs for e in walk_exprs(top)):
         helpers.add("pick")
     if any(isinstance(e, Join) for top in exprs for e in walk_exprs(top)):

@@ -32,7 +32,7 @@ from ._names import checked_ids
 from ._policy import RESERVED
 from ._records import fold, map_blocks, record_template
 from ._runchecks import coincidences, element_ref, positional_pins, quoted_item, tied_constant, unexplained_number
-from ._selecting import Selecting, _dig, _singular
+from ._selecting import Selecting, _dig, _singular, referred
 from ._spans import TOKEN_END, TOKEN_START, TaskSpans, pieces
 from ._spec import Const, DictOf, Each, Expr, Fmt, Guard, Join, Len, ListOf, Neg, Param, Ref, Select, SkillSpec, Step, Update
 from ._template import CHOICE, IGNORED, LIST, PHRASING, SLOT_PATTERNS, Slot, TaskTemplate, _said, parse_mapping, shape_of, union_shape
@@ -224,6 +224,8 @@ class _Lifter(Selecting, Listing):
         src = self.index.get(key)
         if src is None:
             return None
+        if type(value) is str and value in src[1][:-1]:  # a record's id under its own key: finding it needs it
+            src = next(((c, p) for c, p in self.sources.get(key, []) if value not in p[:-1]), src)
         self.referenced.add(src[0])
         if _is_scalar(value):
             for c, p in self.sources.get(key, []):  # prefer the element a selection already chose
@@ -445,7 +447,10 @@ class _Lifter(Selecting, Listing):
                 if _under_list(expr.path):
                     expr = self._resolve(expr, "value")
                 else:
-                    self._agreeing(expr)
+                    keyed = self._keyed(expr.call, expr.path, "value")  # a record under a key the task does not say
+                    if keyed is None:
+                        self._agreeing(expr)
+                    expr = keyed or expr
             parts.append((expr, spec))
             pos = e
         if pos < len(text):
@@ -937,6 +942,10 @@ def lift(
                     fact = Guard("each", (), (*of_item, fact))
                 if fact not in guards[call]:
                     guards[call].append(fact)
+    results = [c.result for c in traj.calls]
+    for call, fact in referred(results, [e for _t, a in raw_steps for _k, e in a] + [output], bound):
+        if fact not in guards[call]:
+            guards[call].append(fact)
     for call, pin in positional_pins(traj, [a for _t, a in raw_steps], output):
         if pin not in guards[call]:
             guards[call].append(pin)

@@ -15,13 +15,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ._spec import Expr, Param, Ref, Select, Update
-from ._values import one, walk_exprs
+from ._spec import Expr, Guard, Param, Ref, Select, Update
+from ._values import _categorical, collection, evaluate, one, walk_exprs
 
 if TYPE_CHECKING:
     from ._spans import TaskSpans
 
-__all__ = ["Selecting"]
+__all__ = ["Selecting", "referred"]
 
 
 class Selecting:
@@ -59,7 +59,7 @@ class Selecting:
         """A value found at a list index, as the element chosen by a field the task or an earlier value names."""
         k = max((i for i, key in enumerate(path) if type(key) is int), default=None)
         if k is None:
-            return None
+            return self._keyed(call, path, hint)
         seq = self.results[call]
         for key in path[:k]:
             seq = seq[key]
@@ -86,6 +86,39 @@ class Selecting:
                 select = Select(Ref(call, path[:k]), field, chosen, path[k + 1 :], also)
                 self.selected[(call, path[:k], path[k])] = select
                 return select
+        return None
+
+    def _keyed(self, call: int, path: tuple[str | int, ...], hint: str) -> Select | None:
+        """A value inside a record of an id-keyed dict under a key the task does not say (the card an
+        order was paid with, among a customer's cards), as the record whose field equals a value
+        read elsewhere: ``pick(user['cards'], 'id', order['payments'][0]['card_id'])['last_four']``."""
+        record = self.results[call]
+        for k, key in enumerate(path[:-1]):
+            if type(record) is not dict or key not in record:
+                return None
+            inner = record[key]
+            if type(key) is str and type(inner) is dict and collection(record) and self._param(key, hint) is None:
+                rest = path[k + 1 :]
+                for field in sorted(inner):
+                    v = inner[field]
+                    if rest[:1] == (field,) or type(v) is not str or len(v) < 2:
+                        continue
+                    if not one([e for e in record.values() if type(e) is dict and e.get(field) == v]):
+                        continue
+                    chosen = self._param(v, f"{_singular(str(path[k - 1]) if k else 'record')}_{field}") or self._elsewhere(v, call, path[: k + 1])
+                    if chosen is not None:
+                        return Select(Ref(call, path[:k]), field, chosen, rest)
+                return None
+            record = inner
+        return None
+
+    def _elsewhere(self, value: Any, call: int, inside: tuple[str | int, ...]) -> Ref | None:
+        """A source of ``value`` outside the record at ``inside`` of ``call``'s result, and not a
+        record's id under its own key (finding it there needs it)."""
+        for c, p in self.sources.get(f"{type(value).__name__}:{value!r}", []):
+            if (c != call or p[: len(inside)] != inside) and value not in p[:-1]:
+                self.referenced.add(c)
+                return Ref(c, p)
         return None
 
     def _said_dicts(self, element: dict[str, Any], field: str, rest: tuple[str | int, ...]) -> list[str]:
@@ -177,7 +210,7 @@ class Selecting:
     def _earlier(self, value: Any, call: int) -> Ref | None:
         """A source of ``value`` in a result from before the list's own call (so not derived from it)."""
         for c, p in self.sources.get(f"{type(value).__name__}:{value!r}", []):
-            if c < call:
+            if c < call and value not in p[:-1]:  # (a record's id under its own key is found by itself)
                 self.referenced.add(c)
                 return Ref(c, p)
         return None
@@ -195,3 +228,76 @@ def _singular(word: str) -> str:
     if word.endswith("s") and not word.endswith(("ss", "us")) and len(word) > 3:
         return word[:-1]
     return word
+
+
+def referred(results: list[Any], tops: list[Expr], params: dict[str, Any]) -> list[tuple[int, Guard]]:
+    """Facts of the records the program's elements refer to by id, one hop, as (step, guard).
+
+    An answer that says "back on your PayPal account" after reading an order's payment
+    (``order['payments'][0]['amount']``) depends on the card that payment names
+    (``'card_id': 'paypal_1'``), a record of the customer's id-keyed cards the program never
+    reads: its categorical fields (``source``, ``brand``) are facts of the run, checked as
+    ``pick(user['cards'], 'id', order['payments'][0]['card_id'])['source'] == 'paypal'``, so a
+    customer who paid by card is not told "PayPal"."""
+    elements: list[Expr] = []
+    for top in tops:
+        for e in walk_exprs(top):
+            if isinstance(e, Ref) and e.path and Ref(e.call, e.path[:-1]) not in elements:
+                elements.append(Ref(e.call, e.path[:-1]))
+            elif isinstance(e, Select) and e.rest:
+                inner = Select(e.seq, e.field, e.key, e.rest[:-1], e.also)
+                if inner not in elements:
+                    elements.append(inner)
+    out: list[tuple[int, Guard]] = []
+    for element in elements:
+        try:
+            record = evaluate(element, results, params)
+        except (KeyError, IndexError, TypeError, ValueError):
+            continue
+        if type(record) is not dict:
+            continue
+        for field in sorted(record):
+            v = record[field]
+            if type(v) is not str or len(v) < 2:
+                continue
+            found = _record_of(results, v, record)
+            if found is None:
+                continue
+            call, coll, id_field, target = found
+            key = _field_of(element, field)
+            chosen = Select(Ref(call, coll), id_field, key)
+            after = max([call, *(r.call for r in walk_exprs(key) if isinstance(r, Ref))])
+            for f in sorted(target):
+                if f != id_field and _categorical(target[f], element=True):
+                    out.append((after, Guard("chosen", (), (chosen, f, target[f]))))
+    return out
+
+
+def _field_of(element: Expr, field: str) -> Expr:
+    if isinstance(element, Ref):
+        return Ref(element.call, (*element.path, field))
+    if isinstance(element, Select):
+        return Select(element.seq, element.field, element.key, (*element.rest, field), element.also)
+    raise TypeError(element)  # pragma: no cover - elements are references or selections
+
+
+def _record_of(results: list[Any], key: str, own: dict[str, Any]) -> tuple[int, tuple[str | int, ...], str, dict[str, Any]] | None:
+    """The record under ``key`` in an id-keyed dict of some result, which holds ``key`` as a field of
+    its own (its id), other than ``own``: (call, the dict's path, the id field, the record)."""
+    for call, result in enumerate(results):
+        stack: list[tuple[Any, tuple[str | int, ...]]] = [(result, ())]
+        budget = 2000
+        while stack and budget > 0:
+            budget -= 1
+            v, path = stack.pop()
+            if type(v) is dict:
+                target = v.get(key)
+                if type(target) is dict and target is not own and collection(v):
+                    ids = sorted(f for f, x in target.items() if x == key and type(x) is str)
+                    if ids and one([r for r in v.values() if type(r) is dict and r.get(ids[0]) == key]):
+                        return call, path, ids[0], target
+                stack.extend((v[k], (*path, k)) for k in sorted(v, reverse=True))
+            elif type(v) is list:
+                stack.extend((x, (*path, i)) for i, x in reversed(list(enumerate(v))))
+    return None
+

@@ -207,3 +207,61 @@ def test_a_record_named_in_lowercase_is_picked_by_its_name_in_title_case() -> No
     spec = lift(traj, template=template)
     assert not isinstance(spec, Rejected)
     assert "pick(order['items'], 'name', item_name)['item_id']" in render_skill(spec)
+
+
+# -- a record an element refers to by id: the card an order was paid with, among a customer's cards --
+CANCEL_TOOLS = {
+    "get_user": ToolRef(module="shop", qualname="get_user", read=True, params=("user_id",)),
+    "get_order": ToolRef(module="shop", qualname="get_order", read=True, params=("order_id",)),
+    "cancel": ToolRef(module="shop", qualname="cancel", params=("order_id",)),
+}
+CARDS = {
+    "card_7815826": {"id": "card_7815826", "source": "credit_card", "brand": "visa", "last_four": "1234"},
+    "card_9022175": {"id": "card_9022175", "source": "credit_card", "brand": "visa", "last_four": "5678"},
+    "card_5510264": {"id": "card_5510264", "source": "credit_card", "brand": "mastercard", "last_four": "4321"},
+    "paypal_3301782": {"id": "paypal_3301782", "source": "paypal"},
+    "paypal_8847120": {"id": "paypal_8847120", "source": "paypal"},
+}
+
+
+def cancel_run(user: str, order_id: str, paid_with: str, owned: list[str], amount: float = 20.0) -> Trajectory:
+    """The agent's run of "Cancel order #W.. for USER.": the refund goes back to the card the order
+    was paid with, which the answer names the way the agent names cards."""
+    card = CARDS[paid_with]
+    said = (f"your {card['brand'].title()} card ending in {card['last_four']}" if card["source"] == "credit_card"
+            else "your PayPal account")
+    return Trajectory(
+        task=f"Cancel order #{order_id} for {user}.",
+        calls=[
+            Call(tool="get_user", args={"user_id": user}, result={"name": user, "cards": {c: CARDS[c] for c in owned}}),
+            Call(tool="get_order", args={"order_id": order_id},
+                 result={"status": "pending", "payments": [{"card_id": paid_with, "amount": amount}]}),
+            Call(tool="cancel", args={"order_id": order_id}, result={"status": "cancelled"}),
+        ],
+        outcome=Outcome(ok=True, output=f"Cancelled {order_id}: ${amount:.2f} back to {said}."),
+        tools=CANCEL_TOOLS,
+    )
+
+
+def test_a_record_under_a_key_no_task_says_is_the_one_the_read_value_names() -> None:
+    spec, source = learn_runs([cancel_run("ana", "W1", "card_7815826", ["card_7815826", "paypal_3301782"])], "cancel_order")
+    assert source is not None, spec
+    # the card is the one the order's payment names, never the key it had in the learned run
+    assert "pick(user['cards'], 'id', order['payments'][0]['card_id'])['last_four']" in source
+    assert "'card_7815826'" not in source
+    # another customer, another card id, the same kind of card: the same decision, served
+    assert prove_all(source, spec, [cancel_run("bo", "W2", "card_9022175", ["paypal_8847120", "card_9022175"], 35.5)]) is None
+
+
+def test_what_the_answer_says_of_a_record_it_does_not_quote_is_guarded() -> None:
+    # "Visa" is the card's brand, said as literal text: a customer who paid by Mastercard must not be told "Visa"
+    spec, source = learn_runs([cancel_run("ana", "W1", "card_7815826", ["card_7815826", "paypal_3301782"])], "cancel_order")
+    assert "pick(user['cards'], 'id', order['payments'][0]['card_id'])['brand'] == 'visa'" in source
+    why = prove_all(source, spec, [cancel_run("cy", "W3", "card_5510264", ["card_5510264"])])
+    assert why is not None and "['brand'] is 'visa'" in why.reason
+    # the answer quotes nothing of a PayPal account: which account paid is still a fact of the run
+    spec, source = learn_runs([cancel_run("ana", "W1", "paypal_3301782", ["card_7815826", "paypal_3301782"])], "cancel_order")
+    assert "order['payments'][0]['amount']" in source and "'paypal_3301782'" not in source
+    why = prove_all(source, spec, [cancel_run("bo", "W2", "card_9022175", ["paypal_8847120", "card_9022175"])])
+    assert why is not None and "['source'] is 'paypal'" in why.reason
+    assert prove_all(source, spec, [cancel_run("dee", "W4", "paypal_8847120", ["paypal_8847120"], 9.0)]) is None
