@@ -20,6 +20,16 @@ Everything here is learned from the run, never from words of a dataset:
   because ..."): the later request is placed by its own values, and its run carries the value over
   from the clause that said it, written before its clause (``carried_text``: ``"W1: and cancel it
   because ..."``), where its skill's template binds it and composition passes it on;
+- a request that says no value of its own ("Please unlock ana.li and reset her password": the reset
+  takes only the account the unlock took) is placed by the order of the writes: at the one place a
+  piece begins between the values of the request before and the next request's (or the end), at the
+  finest cut; with no place there it is the request before's second write, with several it is
+  unclear. Several such requests take as many places, in order; where the requests before them are
+  said only by whole sentences opening the message and there is one place more, those sentences are
+  the prelude (who the requests are about: "ana.li is locked out. | Please unlock her | and enable
+  MFA too."), and each request is named in the answer by the values the prelude said;
+- a clause that says only values, connective words and punctuation ("and wiki-editors." of "Add
+  ana.li to jira-users and wiki-editors.") is an item of a list, not a request: no split;
 - a read no call uses, of values said after the first write's, may be a request of its own (a
   question: "..., and tell me where order #W2 is"), when the answer has a part for it;
 - a read belongs to every request that acts after it and whose writes it feeds (through the data
@@ -30,9 +40,11 @@ Everything here is learned from the run, never from words of a dataset:
   may use any of those same reads, the one its request's run keeps);
 - a request that read something before another request wrote to it, and acted after that write,
   acted on what that write returned where it returned the record itself (an order of the same
-  fields and id): its run reads that record, as its skill would read it after the earlier
-  request's skill wrote; else it acted on a world its reads do not show, and its run is not learned
-  from (``Split.fresh``);
+  fields and id) or the fields of it that it changed (``{"username": "ana.li", "locked": False}``
+  for an account read whole): its run reads that record, as its skill would read it after the
+  earlier request's skill wrote; else (a write that returns fields the record does not have, or
+  another record's) it acted on a world its reads do not show, and its run is not learned from
+  (``Split.fresh``);
 - the answer is cut where each request's part names that request's own values and no other's: the
   separator and the final mark found there (``"; "`` and ``"."``) are how the agent joins answers;
   when the agent's answers are sentences, between sentences (the last sentence end before the next
@@ -126,11 +138,13 @@ def _requests(candidates: list[list[tuple[int, int]] | None], places: _Places) -
 @dataclass(frozen=True, slots=True)
 class _Places:
     """Where the pieces a message is cut into may begin a request: ``n`` pieces, those that begin a
-    sentence, and those whose text holds a finer place (a comma, a connective word) inside it."""
+    sentence, those whose text holds a finer place (a comma, a connective word) inside it, and those
+    that say a value a call takes."""
 
     n: int
     sentence_starts: frozenset[int]
     split_inside: frozenset[int]
+    valued: frozenset[int]
 
 
 def _placed(pick: list[tuple[int, int] | None], places: _Places) -> list[tuple[int, int]] | None:
@@ -143,7 +157,9 @@ def _placed(pick: list[tuple[int, int] | None], places: _Places) -> list[tuple[i
     the acts before them are said only by whole sentences that open the message and there is one
     place more, those sentences are an opening that says who the requests are about, and the earlier
     acts go to the first place ("ana.li is locked out. | Please unlock her | and enable MFA too").
-    Places are counted at the finest cut: a piece with a finer place inside it makes it unclear."""
+    Places are counted at the finest cut: a piece with a finer place inside it makes it unclear, and
+    so does one that says a value (what a request that says no value of its own cannot have: "... and
+    reset her password. I'm bo.ng." has a place for the reset and one for who asks)."""
     out = list(pick)
     i = 0
     while i < len(out):
@@ -159,7 +175,7 @@ def _placed(pick: list[tuple[int, int] | None], places: _Places) -> list[tuple[i
             return None
         free = list(range(prev[1] + 1, nxt[0] if nxt is not None else places.n))
         k = j - i
-        if any(p in places.split_inside for p in free):
+        if any(p in places.split_inside or p in places.valued for p in free):
             return None
         if not free:
             out[i:j] = [prev] * k
@@ -326,6 +342,7 @@ def _split(traj: Trajectory, facts: _Facts, parts: list[tuple[int, int]], senten
     picked = _requests(candidates, _Places(
         n, frozenset(i for i, (a, _b) in enumerate(parts) if a in {s for s, _e in sentences}),
         frozenset(i for i, (a, b) in enumerate(parts) if any(a < f < b for f in finest)),
+        frozenset(i for p in set().union(*params_of) & occurs.keys() for lo, hi in occurs[p] for i in range(lo, hi + 1)),
     ))
     if isinstance(picked, str):
         return picked

@@ -72,6 +72,20 @@ def test_a_request_without_a_value_and_without_exactly_one_place_keeps_the_run_w
     assert isinstance(split, str), split
 
 
+def test_a_place_that_says_a_value_begins_no_request_without_a_value_of_its_own() -> None:
+    # two writes that say no value of their own and two places after "ana.li": but the second place
+    # says who asks (a value the agent read), which the MFA request cannot be
+    traj = run("Please unlock ana.li and reset her password. I'm bo.ng.", [
+        ("get_user", {"username": "bo.ng"}, user("bo.ng", locked=False)),
+        ("get_user", {"username": "ana.li"}, user()),
+        ("unlock_account", {"username": "ana.li"}, {"username": "ana.li", "locked": False}),
+        ("reset_password", {"username": "ana.li"}, {"username": "ana.li", "sent": True}),
+        ("enable_mfa", {"username": "ana.li"}, {"username": "ana.li", "mfa": True}),
+    ], "Unlocked ana.li. Reset the password of ana.li. Enabled MFA for ana.li.")
+    split = split_run(traj)
+    assert isinstance(split, str), split
+
+
 def test_a_write_that_returns_only_the_fields_it_changed_shows_what_the_next_request_acted_on() -> None:
     # fields that are not the record's say nothing of it: the reset acted on an account its read does not show
     for unlocked in ({"username": "ana.li", "unlocked": True}, {"username": "ana.li", "locked": False, "at": "09:00"}):
