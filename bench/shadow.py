@@ -212,11 +212,12 @@ def _intents(held: dict[str, list[Any]], stream: list[Task]) -> dict[str, set[tu
 
 def _kind_of(text: str, stream: list[Task]) -> str:
     """The kind of the task a run was of: the task with this text, or for one request of a message
-    of several (a prelude and a clause, see ``skillforge._requests``) the first message holding its sentences."""
+    of several (a prelude and a clause, see ``skillforge._requests``) the first message holding its sentences
+    (a value a clause carries over from the one before, written before it as ``"ana.li: "``, aside)."""
     for t in stream:
         if t.text == text:
             return t.kind
-    said = [text[a:b].strip() for a, b in pieces(text)]
+    said = [part.strip() for a, b in pieces(text) for part in text[a:b].split(": ")]
     return next((t.kind for t in stream if all(p in t.text for p in said)), "?")
 
 

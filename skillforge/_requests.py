@@ -20,6 +20,16 @@ Everything here is learned from the run, never from words of a dataset:
   because ..."): the later request is placed by its own values, and its run carries the value over
   from the clause that said it, written before its clause (``carried_text``: ``"W1: and cancel it
   because ..."``), where its skill's template binds it and composition passes it on;
+- a request that says no value of its own ("Please unlock ana.li and reset her password": the reset
+  takes only the account the unlock took) is placed by the order of the writes: at the one place a
+  piece begins between the values of the request before and the next request's (or the end), at the
+  finest cut; with no place there it is the request before's second write, with several it is
+  unclear. Several such requests take as many places, in order; where the requests before them are
+  said only by whole sentences opening the message and there is one place more, those sentences are
+  the prelude (who the requests are about: "ana.li is locked out. | Please unlock her | and enable
+  MFA too."), and each request is named in the answer by the values the prelude said;
+- a clause that says only values, connective words and punctuation ("and wiki-editors." of "Add
+  ana.li to jira-users and wiki-editors.") is an item of a list, not a request: no split;
 - a read no call uses, of values said after the first write's, may be a request of its own (a
   question: "..., and tell me where order #W2 is"), when the answer has a part for it;
 - a read belongs to every request that acts after it and whose writes it feeds (through the data
@@ -30,9 +40,11 @@ Everything here is learned from the run, never from words of a dataset:
   may use any of those same reads, the one its request's run keeps);
 - a request that read something before another request wrote to it, and acted after that write,
   acted on what that write returned where it returned the record itself (an order of the same
-  fields and id): its run reads that record, as its skill would read it after the earlier
-  request's skill wrote; else it acted on a world its reads do not show, and its run is not learned
-  from (``Split.fresh``);
+  fields and id) or the fields of it that it changed (``{"username": "ana.li", "locked": False}``
+  for an account read whole): its run reads that record, as its skill would read it after the
+  earlier request's skill wrote; else (a write that returns fields the record does not have, or
+  another record's) it acted on a world its reads do not show, and its run is not learned from
+  (``Split.fresh``);
 - the answer is cut where each request's part names that request's own values and no other's: the
   separator and the final mark found there (``"; "`` and ``"."``) are how the agent joins answers;
   when the agent's answers are sentences, between sentences (the last sentence end before the next
@@ -45,13 +57,14 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Callable, Sequence
+import re
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ._answers import Joiner, _split_answer
 from ._lifting import _check_run, _Lifter, _lift_values
-from ._spans import pieces
+from ._spans import _CONNECTIVE, pieces
 from ._spec import Param, Ref
 from ._trajectory import Outcome, Trajectory, canonical_json
 from ._values import _leaves, walk_exprs
@@ -92,13 +105,19 @@ def _windows(occurs: list[list[tuple[int, int]]], n: int) -> list[tuple[int, int
     return [(lo, hi) for lo, hi in holds if not any((a, b) != (lo, hi) and lo <= a and b <= hi for a, b in holds)]
 
 
-def _requests(candidates: list[list[tuple[int, int]]]) -> list[tuple[int, int]] | str:
-    """One window per write (``candidates``: each write's, in the order the writes were made) such
-    that two windows are the same (one request) or apart, in the order the writes were made: the
-    reading with the most requests, if exactly one reading has that many."""
+def _requests(candidates: list[list[tuple[int, int]] | None], places: _Places) -> list[tuple[int, int]] | str:
+    """One window per act (``candidates``: each act's, in the order the acts were made; None for an act
+    that says no value of its own, placed by ``_placed``) such that two windows are the same (one
+    request) or apart, in the order the acts were made: the reading with the most requests, if
+    exactly one reading has that many."""
     best: list[list[tuple[int, int]]] = []
     most = 0
-    for pick in itertools.islice(itertools.product(*candidates), _MAX_READINGS):
+    anchored = [c for c in candidates if c is not None]
+    for chosen in itertools.islice(itertools.product(*anchored), _MAX_READINGS):
+        it = iter(chosen)
+        pick = _placed([None if c is None else next(it) for c in candidates], places)
+        if pick is None:
+            continue
         spans = sorted(set(pick))
         if any(b[0] <= a[1] for a, b in itertools.pairwise(spans)):
             continue
@@ -114,6 +133,62 @@ def _requests(candidates: list[list[tuple[int, int]]]) -> list[tuple[int, int]] 
     if len(best) > 1:
         return "the writes' values are said in more than one place"
     return best[0]
+
+
+@dataclass(frozen=True, slots=True)
+class _Places:
+    """Where the pieces a message is cut into may begin a request: ``n`` pieces, those that begin a
+    sentence, those whose text holds a finer place (a comma, a connective word) inside it, and those
+    that say a value a call takes."""
+
+    n: int
+    sentence_starts: frozenset[int]
+    split_inside: frozenset[int]
+    valued: frozenset[int]
+
+
+def _placed(pick: list[tuple[int, int] | None], places: _Places) -> list[tuple[int, int]] | None:
+    """``pick`` with each act that says no value of its own (None) placed, or None where that is unclear.
+
+    The acts between two acts placed by their values (or after the last) go, in the order they were
+    made, to the places a piece begins between the earlier act's values and the later act's: one
+    act to each place when there are exactly as many places as acts ("unlock ana.li | and reset her
+    password"); with no place there, they are the earlier act's request (its second write). When
+    the acts before them are said only by whole sentences that open the message and there is one
+    place more, those sentences are an opening that says who the requests are about, and the earlier
+    acts go to the first place ("ana.li is locked out. | Please unlock her | and enable MFA too").
+    Places are counted at the finest cut: a piece with a finer place inside it makes it unclear, and
+    so does one that says a value (what a request that says no value of its own cannot have: "... and
+    reset her password. I'm bo.ng." has a place for the reset and one for who asks)."""
+    out = list(pick)
+    i = 0
+    while i < len(out):
+        if out[i] is not None:
+            i += 1
+            continue
+        j = i
+        while j < len(out) and out[j] is None:
+            j += 1
+        prev = out[i - 1]
+        nxt = out[j] if j < len(out) else None
+        if prev is None:  # the first act always says a value of its own
+            return None
+        free = list(range(prev[1] + 1, nxt[0] if nxt is not None else places.n))
+        k = j - i
+        if any(p in places.split_inside or p in places.valued for p in free):
+            return None
+        if not free:
+            out[i:j] = [prev] * k
+        elif len(free) == k:
+            out[i:j] = [(p, p) for p in free]
+        elif (len(free) == k + 1 and prev[0] == 0 and prev[1] + 1 in places.sentence_starts
+              and all(w == prev for w in out[:i])):
+            out[:i] = [(free[0], free[0])] * i
+            out[i:j] = [(p, p) for p in free[1:]]
+        else:
+            return None
+        i = j
+    return out  # type: ignore[return-value]  # every None is placed
 
 
 _RETRY = ("fewer than two writes", "the message is one sentence", "every write uses values of one clause",
@@ -250,17 +325,25 @@ def _split(traj: Trajectory, facts: _Facts, parts: list[tuple[int, int]], senten
 
     occurs = {name: [piece_span(a, b) for a, b in found] for name, found in facts.said_at.items()}
 
-    # acts → requests, by the pieces that say their values
-    candidates = []
+    # acts → requests, by the pieces that say their values (or, saying none of their own, by their order)
+    candidates: list[list[tuple[int, int]] | None] = []
     for i, w in enumerate(acts):
         said = sorted(p for p in params_of[w] if p in occurs)
         if not said:
             return f"call {w} ({calls[w].tool}) uses no value the message says"
         if carry:
             earlier = set().union(*(params_of[v] for v in acts[:i]))
-            said = [p for p in said if p not in earlier] or said
+            said = [p for p in said if p not in earlier]
+            if not said:
+                candidates.append(None)
+                continue
         candidates.append(_windows([occurs[p] for p in said], n))
-    picked = _requests(candidates)
+    finest = {a for a, _b in pieces(traj.task, fine=True)}
+    picked = _requests(candidates, _Places(
+        n, frozenset(i for i, (a, _b) in enumerate(parts) if a in {s for s, _e in sentences}),
+        frozenset(i for i, (a, b) in enumerate(parts) if any(a < f < b for f in finest)),
+        frozenset(i for p in set().union(*params_of) & occurs.keys() for lo, hi in occurs[p] for i in range(lo, hi + 1)),
+    ))
     if isinstance(picked, str):
         return picked
     windows = dict(zip(acts, picked, strict=True))
@@ -280,6 +363,10 @@ def _split(traj: Trajectory, facts: _Facts, parts: list[tuple[int, int]], senten
     if not any(a >= coda for occ in occurs.values() for a, _b in occ):
         coda = n
     regions = [(starts[q], (starts[q + 1] if q + 1 < k else coda)) for q in range(k)]  # piece ranges
+
+    for q, (lo, hi) in enumerate(regions[1:], start=1):
+        if _only_values(traj.task, parts[lo][0], parts[hi][0] if hi < n else len(traj.task), facts.said_at.values()):
+            return f"request {q + 1}'s clause says only values: an item of a list, not a request"
 
     def said_in(p: str, lo: int, hi: int) -> bool:
         return any(lo <= a and b < hi for a, b in occurs[p])
@@ -327,9 +414,9 @@ def _split(traj: Trajectory, facts: _Facts, parts: list[tuple[int, int]], senten
                 return f"call {c} ({calls[c].tool}) uses what another request's call returned"
 
     opening_values = {v for c in shared for v in _said(calls[c].args)}
-    joined = _split_answer(traj.outcome.output, [
-        {v for c in mine if c not in shared for v in _said(calls[c].args)} - opening_values for mine in runs_of
-    ], joiners)
+    named = [{v for c in mine if c not in shared for v in _said(calls[c].args)} for mine in runs_of]
+    # a request that acts only on what the opening said (who it is about) is named by those values
+    joined = _split_answer(traj.outcome.output, [(vs - opening_values) or vs for vs in named], joiners)
     if isinstance(joined, str):
         return joined
     joiner, answers = joined
@@ -369,15 +456,32 @@ def _split(traj: Trajectory, facts: _Facts, parts: list[tuple[int, int]], senten
 
 def _as_returned(read: Any, write: Any) -> Any:
     """What a read would return after ``write`` changed what it read, where the write returned the
-    record itself: a dict of the read's very fields that agrees with it on a value the write was given
-    (the order's id). Else None: what the request acted on is not known."""
+    record itself, or the fields of it that it changed: a dict of the read's own fields (all of them,
+    or some: ``{"username": "ana.li", "locked": False}`` for an account read whole) that agrees with
+    the read on a value the write was given (the record's id); the read's record with those fields as
+    the write returned them. Else None: what the request acted on is not known."""
     written = write.result
-    if type(read) is not dict or type(written) is not dict or read.keys() != written.keys():
+    if type(read) is not dict or type(written) is not dict or not written.keys() <= read.keys():
         return None
     given = _scalars(write.args)
-    if not any(type(v) in (str, int, float) and v == written[k] and json.dumps(v) in given for k, v in read.items()):
+    if not any(type(v) in (str, int, float) and v == written[k] and json.dumps(v) in given for k, v in read.items() if k in written):
         return None
-    return written
+    return {k: written.get(k, v) for k, v in read.items()}
+
+
+_CONNECTIVES_ONLY = re.compile(rf"(?:\W|\b{_CONNECTIVE}\b)*", re.IGNORECASE)
+
+
+def _only_values(task: str, start: int, end: int, said_at: Iterable[list[tuple[int, int]]]) -> bool:
+    """Whether ``task[start:end]`` is only values the message says, connective words and punctuation
+    (``"and wiki-editors."`` of ``"Add ana.li to jira-users and wiki-editors."``): no words of a
+    request of its own."""
+    text = list(task[start:end])
+    for found in said_at:
+        for a, b in found:
+            for i in range(max(a, start), min(b, end)):
+                text[i - start] = " "
+    return _CONNECTIVES_ONLY.fullmatch("".join(text)) is not None
 
 
 def carried_text(values: Sequence[Any]) -> str:

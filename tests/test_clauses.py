@@ -56,18 +56,22 @@ def test_a_sentence_of_two_requests_is_cut_where_the_second_requests_values_begi
     assert split.fresh == (True, True) and split.joiner == Joiner(". ", ".")
 
 
-def test_one_request_that_makes_two_writes_inside_a_sentence_stays_one() -> None:
-    # both writes take the order said once, and nothing else the message says: one request
-    traj = run(
-        "I'm ana@example.com. Move order #W11 to 5 Oak Lane and cancel it please.",
-        [
-            ("find_customer", {"email": "ana@example.com"}, ANA),
-            ("ship_to", {"order_id": "W11", "address": "5 Oak Lane"}, {}),
-            ("cancel_order", {"order_id": "W11", "reason": "moved"}, {}),
-        ],
-        "Order #W11 now ships to 5 Oak Lane. Cancelled order #W11.",
+def test_a_second_write_that_says_no_value_of_its_own_is_a_request_only_where_one_place_follows() -> None:
+    # the cancel takes only the order the shipping said: it begins at the one place after that
+    # shipping's values ("and cancel it please."), carrying the order over (see tests/test_placed_requests.py)
+    calls = [
+        ("find_customer", {"email": "ana@example.com"}, ANA),
+        ("ship_to", {"order_id": "W11", "address": "5 Oak Lane"}, {}),
+        ("cancel_order", {"order_id": "W11", "reason": "moved"}, {}),
+    ]
+    answer = "Order #W11 now ships to 5 Oak Lane. Cancelled order #W11."
+    split = split_run(run("I'm ana@example.com. Move order #W11 to 5 Oak Lane and cancel it please.", calls, answer))
+    assert isinstance(split, Split), split
+    assert split.clauses == ("Move order #W11 to 5 Oak Lane ", "and cancel it please.") and split.carried == ((), ("W11",))
+    # no place after the values both writes take: one request that makes two writes
+    assert split_run(run("I'm ana@example.com. Ship and cancel order #W11 to 5 Oak Lane.", calls, answer)) == (
+        "every write uses values of one clause"
     )
-    assert isinstance(split_run(traj), str)
 
 
 def pronoun_run(*, read_again: bool = True) -> Any:

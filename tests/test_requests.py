@@ -148,7 +148,9 @@ def test_a_request_that_read_before_a_write_which_returned_the_record_reads_that
     # the first request's run saw the order as read; the second's, as the shipping left it
     assert [c.result for c in split.runs[0].calls if c.tool == "get_order"] == [order("W11")]
     assert [c.result for c in split.runs[1].calls if c.tool == "get_order"] == [shipped]
-    # a write that returns less than the record (or another record) says nothing of the rest: not learned
+    # a write that returns fields the record does not have ("order_id", not its "id"), or another record:
+    # what the cancel acted on is not known, not learned (the fields it changed, under the record's own
+    # names, would be: tests/test_placed_requests.py)
     partial = traj.model_copy(update={"calls": [
         *traj.calls[:2], traj.calls[2].model_copy(update={"result": {"order_id": "W11", "address": "5 Oak Lane"}}), traj.calls[3],
     ]})
