@@ -13,7 +13,7 @@ Everything here is learned from the run, never from words of a dataset:
 - a write belongs to the clause that says the values it uses (its arguments' task spans); writes
   said by the same clause are one request; the text is cut between sentences (after ``.``, ``!``,
   ``?`` or ``;`` and a space) and, if that does not cut the run, also inside a sentence, after a
-  comma and before a connective word of English (``and``, ``also``, ``then``, ``plus``: used the way
+  comma, and before a connective word of English (``and``, ``also``, ``then``, ``plus``: used the way
   punctuation is, as where a request may end, never as what a request is); text between two
   requests' values stays with the earlier;
 - a value an earlier request used does not place a later one ("Ship order #W1 to ... and cancel it
