@@ -170,6 +170,7 @@ class Learning:
     _by_key: dict[str | None, set[str]]  # program key → names of skills that had it (checked against _keys)
     _by_route: dict[str, set[str]]  # route key → names of skills whose first run had it (each run checked again)
     _lifts: dict[tuple[str, str], Any]  # (run hash, file content hash) → the run lifted under its phrasing, and the run
+    # (and (run hash, places) → a held run's template and lift, see _held_lift)
     _said: dict[str, str]  # skill → the content hash its task's words were indexed for
     _caught_up: dict[str, tuple[Any, int]]  # index → (the template index, how many of its additions it has seen)
     _text_of: dict[str, frozenset[str]]  # template texts whose words are indexed in _texts_by_word
@@ -286,30 +287,40 @@ class Learning:
         self, traj: Trajectory, numbers: Rejected, name: str, mine: TaskTemplate, spec: SkillSpec, variants: list[SkillFile]
     ) -> Compiled | Rejected:
         """A run rejected only for numbers its answer says as text (``numbers``; ``spec`` is the run lifted
-        with them as text), learned with the runs held before it that made the same calls, where one
-        template takes all their tasks (its own, its slots widened, or one region of it widened, see
-        ``generalize``) and they show the numbers fixed in enough worlds (``_numbers``); else held too."""
+        with them as text), learned with the runs held before it that made the same calls, where its
+        template takes their tasks (as it is, its slots widened, or one region of it widened, see
+        ``generalize``) or they make the same calls from the same sources said otherwise (one more
+        phrasing), and they show the numbers fixed in enough worlds (``_numbers``); else held too."""
         key = repr(([st.tool for st in spec.steps], sorted({text for text, _n in numbers.numbers})))  # where evidence may be
         together: list[Trajectory] = []
-        template: TaskTemplate = mine
+        template, phrasings = mine, []
         for run in self.held.runs(key):  # oldest first
             if run.hash == traj.hash:
                 continue
-            theirs = discover_template(run, importable=self.importable_skills, literal=numbers.numbers)
+            theirs, lifted = self._held_lift(run, numbers.numbers)
             if isinstance(theirs, Rejected):
                 continue
-            if template.bind(run.task) is None:
-                wide = widened(template, theirs) if theirs.text == template.text else None
-                if wide is None and _may_generalize(theirs.text, template.text):
-                    both = generalize(template, theirs)
-                    wide = named(both, [*together, traj, run]) if both is not None else None
-                    wide = None if wide is None or ignores_data(wide, [*together, traj, run]) else wide
-                if wide is None or any(wide.bind(r.task) is None for r in (*together, traj, run)):
-                    continue
+            if any(t.bind(run.task) is not None for t in (template, *phrasings)):
+                together.append(run)
+                continue
+            wide = widened(template, theirs) if theirs.text == template.text else None
+            if wide is None and _may_generalize(theirs.text, template.text):
+                both = generalize(template, theirs)
+                wide = named(both, [*together, traj, run]) if both is not None else None
+                wide = None if wide is None or ignores_data(wide, [*together, traj, run]) else wide
+            if wide is not None and all(wide.bind(r.task) is not None or any(p.bind(r.task) for p in phrasings)
+                                        for r in (*together, traj, run)):
                 template = wide
-            together.append(run)
-        learned = self._from_runs([*together, traj], name, template) if len(together) + 1 >= NUMBER_RUNS else None
-        if learned is None and template is not mine:  # the runs its own template takes, alone
+                together.append(run)
+                continue
+            names = same_program(lifted, spec) if not isinstance(lifted, Rejected) else None
+            if names is not None and theirs.text not in {t.text for t in (template, *phrasings)}:
+                phrasings.append(renamed_template(theirs, names))  # the same program said otherwise
+                together.append(run)
+        learned = None
+        if len(together) + 1 >= NUMBER_RUNS:
+            learned = self._from_runs([*together, traj], name, template, tuple(phrasings))
+        if learned is None and (template is not mine or phrasings):  # the runs its own template takes, alone
             alone = [r for r in together if mine.bind(r.task) is not None]
             if len(alone) + 1 >= NUMBER_RUNS and len(alone) < len(together):
                 together, learned = alone, self._from_runs([*alone, traj], name, mine)
@@ -319,6 +330,19 @@ class Learning:
                             "say it in the same place", numbers.numbers)
         self.held.discard(key, {run.hash for run in together})
         return self._write_absorbing(*learned, variants)
+
+    def _held_lift(self, run: Trajectory, places: frozenset[tuple[str, str]]) -> tuple[Any, Any]:
+        """A held run's own template, and the run lifted under it (numbers said as text taken as text):
+        kept per run and places, since every later held run of its program looks at it again."""
+        key = (run.hash, repr(sorted(places)))
+        if key not in self._lifts:
+            if len(self._lifts) > 4096:
+                self._lifts.clear()
+            theirs = discover_template(run, importable=self.importable_skills, literal=places)
+            lifted = theirs if isinstance(theirs, Rejected) else _lift_said(run, theirs, self.importable_skills)
+            self._lifts[key] = (theirs, lifted)
+        found: tuple[Any, Any] = self._lifts[key]
+        return found
 
     def _into_wider(self, spec: SkillSpec, traj: Trajectory, variants: list[SkillFile]) -> Compiled | None:
         """The run learned into a skill of another template that binds its task too, where all their

@@ -4,6 +4,7 @@ through a Forge whose tools use a real SQLite file (the held runs on disk)."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -125,7 +126,7 @@ def forge_for(tmp_path: Path, answer: Any = refunds.fixed_answer) -> Forge:
     cancel_order = forge.tool(refunds.cancel_order)
 
     def agent(task: str) -> str:
-        oid = task.rsplit(" ", 1)[-1]
+        oid = re.search(r"\bA\d\b", task)[0]  # type: ignore[index]
         get_order(order_id=oid)
         return answer(cancel_order(order_id=oid))
 
@@ -158,6 +159,19 @@ def test_a_forge_holds_such_runs_learns_from_enough_of_them_and_serves_the_next(
     served = forge.solve("Cancel order A6")
     assert served.source == "skill", served.handover
     assert served.output == refunds.fixed_answer(refunds.get_order("A6")) and refunds.status("A6") == "cancelled"
+    forge.close()
+
+
+def test_held_runs_of_one_program_said_in_other_words_are_one_skill_with_phrasings(tmp_path: Path) -> None:
+    refunds.make(tmp_path / "shop.sqlite3")
+    forge = forge_for(tmp_path)
+    asked = ["Cancel order A1", "Please cancel A2 for me", "A3: cancel it"][:NUMBER_RUNS]
+    results = [forge.solve(task) for task in asked]
+    assert [bool(r.learned) for r in results] == [False] * (NUMBER_RUNS - 1) + [True], [r.not_learned for r in results]
+    served = [forge.solve(task) for task in ("Cancel order A4", "Please cancel A6 for me")]
+    assert [r.source for r in served] == ["skill", "skill"], [r.handover for r in served]
+    assert served[1].output == refunds.fixed_answer(refunds.get_order("A6"))
+    assert len(list((tmp_path / "skills").glob("*.py"))) == 2  # the skill, and the package's __init__
     forge.close()
 
 
