@@ -22,7 +22,7 @@ from ._lists import substitute
 from ._library import MetaCache, SkillFile, content_key, skill_from
 from ._held import HeldRuns
 from ._lifting import discover_template, lift
-from ._numbers import NUMBER_RUNS
+from ._numbers import NUMBER_RUNS, unformatted
 from ._records import records_widened
 from ._spec import Param, SkillSpec
 from ._template import LIST, MAX_TASK_CHARS, TaskTemplate, literal_tokens
@@ -80,7 +80,7 @@ def _program_key(spec: SkillSpec) -> str:
             name = getattr(e, "name", None)
             if isinstance(e, Param) and name not in order:
                 order[name] = f"p{len(order)}"
-    return repr(([s.tool for s in spec.steps], [substitute(x, order) for x in pairs]))
+    return repr(([s.tool for s in spec.steps], [unformatted(substitute(x, order)) for x in pairs]))
 
 
 def _without_captures(spec: SkillSpec) -> Any:

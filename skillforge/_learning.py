@@ -20,6 +20,10 @@ become one skill whose guards are the facts of the world the runs saw:
   Lowercase code words (``pending``, ``on hold``) are a program's vocabulary, never an
   attribute: a status new in each of five runs is still a status.
 
+A number the answers say as text that nothing explains is learned as text where enough runs of
+other worlds say it in the same place (``_numbers``, checked on the runs each time); amounts the
+runs wrote in two formats that one format fits ($99.99 and $1,042.50) are written in that one.
+
 Facts are compared by observing each one in every run's recorded results
 (``observe``), so runs merge even where a fact was established in one run only (a
 list empty in one run and not in another). Anything else that differs (another
@@ -39,7 +43,7 @@ from ._guards import MISSING, OBSERVED, fact_key, observe
 from ._lifting import Rejected, Site, expr_at, lift
 from ._lists import substitute
 from ._names import named
-from ._numbers import Places, lift_said, number_evidence
+from ._numbers import Places, agreed_formats, lift_said, number_evidence, unformatted
 from ._relevance import acted_on
 from ._records import folded_as
 from ._spec import At, Early, Expr, Guard, Param, Ref, SkillSpec, Step, Where
@@ -110,6 +114,7 @@ def spec_from_runs(
             specs.append(one)
     if not specs:
         return Rejected("a skill needs at least one run")
+    specs = agreed_formats(specs, runs)  # $99.99 and $1,042.50: one way to write amounts
     if places and (why := number_evidence(specs, runs, places)) is not None:
         return Rejected(why)
     extra = tuple((t.text, t.slots) for t in phrasings)
@@ -540,8 +545,8 @@ def same_program(a: SkillSpec, b: SkillSpec) -> dict[str, str] | None:
         for m, n in zip(px, py, strict=True):
             if names.setdefault(m, n) != n:
                 return None
-    if len(set(names.values())) != len(names) or any(substitute(x, names) != y for x, y in pairs):
-        return None
+    if len(set(names.values())) != len(names) or any(unformatted(substitute(x, names)) != unformatted(y) for x, y in pairs):
+        return None  # (numbers written otherwise, $99.99 and $1,042.50, may be one format: spec_from_runs says)
     return names
 
 

@@ -15,7 +15,7 @@ from skillforge import _held
 from skillforge._codegen import render_skill
 from skillforge._compile import prove_all
 from skillforge._held import HeldRuns
-from skillforge._learning import spec_from_runs
+from skillforge._learning import same_program, spec_from_runs
 from skillforge._lifting import Rejected, discover_template, lift
 from skillforge._numbers import NUMBER_RUNS
 from skillforge._trajectory import Call, Outcome, ToolRef, Trajectory
@@ -208,3 +208,29 @@ def test_a_held_file_that_cannot_be_read_is_dropped(tmp_path: Path) -> None:
     (broken,) = list((tmp_path / "held").glob("*/*.json"))
     broken.write_text("{not json", encoding="utf-8")
     assert held.runs("one") == [] and not broken.exists()
+
+
+# -- how an answer writes an amount: $99.99 fits ',.2f' as well as '.2f'; $1,042.50 only ',.2f' -----------------
+
+
+def written(order_id: str, card: str, total: float, money: str) -> Trajectory:
+    base = run(order_id, card, total)
+    said = f"Cancelled order {order_id}: ${format(total, money)} goes back to the card ending {card} {DAYS}."
+    return base.model_copy(update={"outcome": Outcome(ok=True, output=said)})
+
+
+def test_amounts_on_both_sides_of_a_thousand_are_written_one_way() -> None:
+    runs = [written("KA", "1234", 1042.5, ",.2f"), written("KB", "9876", 99.99, ",.2f"), written("KC", "4242", 17.25, ",.2f")]
+    big, one = (lift(r, literal=lift(r).numbers) for r in runs[:2])  # type: ignore[union-attr]
+    assert not isinstance(one, Rejected) and "'.2f'" in repr(one.output)  # alone, $99.99 reads as '.2f'
+    assert not isinstance(big, Rejected) and same_program(one, big) == {"order_id": "order_id"}  # one program, said so
+    spec = learn(runs)
+    assert not isinstance(spec, Rejected), spec
+    assert "'.2f'" not in repr(spec.output) and "',.2f'" in repr(spec.output)  # the one way every run fits
+    assert prove_all(render_skill(spec), spec, [written("KD", "1111", 2500.0, ",.2f")]) is None
+
+
+def test_amounts_written_two_ways_that_no_one_format_fits_keep_runs_apart() -> None:
+    runs = [written("KA", "1234", 1042.5, ".2f"), written("KB", "9876", 2000.0, ",.2f"), written("KC", "4242", 17.25, ".2f")]
+    found = learn(runs)  # 1042.50 and 2,000.00: no one format writes both as they were written
+    assert isinstance(found, Rejected), found
