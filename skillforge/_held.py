@@ -2,7 +2,7 @@
 
 Such a run is no skill, but it is evidence: with runs of the same program in other worlds that say
 the number in the same place, it is learned (``Learning._learn_held``). The runs are kept under
-the state directory, one file per run in a folder per program (``held/<program>/<run hash>.json``),
+the state directory, one file per run in a folder per program (``held/<program>/<when>-<run hash>.json``),
 so they outlive the process as skills do; deleting them loses evidence, never a skill or
 correctness. At most ``MAX_PER_PROGRAM`` runs per program and ``MAX_HELD`` in all are kept (the
 oldest go first). The forge reads and writes them under the library's lock.
@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import time
 from pathlib import Path
 
 from ._library import atomic_write
@@ -43,32 +44,31 @@ class HeldRuns:
 
     def runs(self, key: str) -> list[Trajectory]:
         """The runs held for ``key``, oldest first (a file that cannot be read is skipped and removed)."""
-        out: list[tuple[int, str, Trajectory]] = []
-        for path in self._files(self._folder(key)):
+        out: list[Trajectory] = []
+        for path in sorted(self._files(self._folder(key)), key=lambda p: p.name):  # named by when they were held
             try:
-                run = Trajectory.from_json(path.read_text(encoding="utf-8"))
-                out.append((path.stat().st_mtime_ns, path.name, run))
+                out.append(Trajectory.from_json(path.read_text(encoding="utf-8")))
             except (OSError, ValueError) as e:
                 logger.info("held run %s cannot be read (%s); it is dropped", path, e)
                 _unlink(path)
-        return [run for _t, _n, run in sorted(out, key=lambda x: (x[0], x[1]))]
+        return out
 
     def add(self, key: str, run: Trajectory) -> None:
         """Hold ``run`` under ``key`` (again: it counts as the newest), then keep within the bounds."""
         folder = self._folder(key)
-        path = folder / f"{run.hash}.json"
-        if path.exists():
-            os.utime(path)
-        else:
-            atomic_write(path, run.model_dump_json(indent=1) + "\n")
+        for old in self._files(folder):
+            if old.name.endswith(f"-{run.hash}.json"):
+                _unlink(old)
+        atomic_write(folder / f"{time.time_ns():020d}-{run.hash}.json", run.model_dump_json(indent=1) + "\n")
         self._trim(self._files(folder), MAX_PER_PROGRAM)
         self._trim([p for sub in self._folders() for p in self._files(sub)], MAX_HELD)
 
     def discard(self, key: str, hashes: set[str]) -> None:
         """Drop the runs ``hashes`` held for ``key`` (learned now: their skill keeps them)."""
         folder = self._folder(key)
-        for h in sorted(hashes):
-            _unlink(folder / f"{h}.json")
+        for path in self._files(folder):
+            if path.name[:-5].rsplit("-", 1)[-1] in hashes:
+                _unlink(path)
         try:
             folder.rmdir()
         except OSError:
@@ -95,14 +95,12 @@ class HeldRuns:
     def _trim(files: list[Path], keep: int) -> None:
         if len(files) <= keep:
             return
-        aged = []
-        for p in files:
-            try:
-                aged.append((p.stat().st_mtime_ns, p.name, p))
-            except OSError:
-                continue
-        for _t, _n, p in sorted(aged)[: len(aged) - keep]:
+        for p in sorted(files, key=lambda p: p.name)[: len(files) - keep]:  # the oldest held first
             _unlink(p)
+            try:
+                p.parent.rmdir()  # the program's last held run: its folder goes too
+            except OSError:
+                pass
 
 
 def _unlink(path: Path) -> None:

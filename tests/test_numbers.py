@@ -195,11 +195,15 @@ def test_held_runs_are_bounded_per_program_and_in_all(tmp_path: Path, monkeypatc
     for r in runs:
         held.add("one", r)
     assert [r.hash for r in held.runs("one")] == [r.hash for r in runs[3:]]  # the newest, oldest first
+    held.discard("one", {r.hash for r in runs[3:5]})
+    assert [r.hash for r in held.runs("one")] == [r.hash for r in runs[5:]]
     monkeypatch.setattr(_held, "MAX_HELD", 4)
     held.add("two", runs[0])
     assert held.count() == 4 and [r.hash for r in held.runs("two")] == [runs[0].hash]
-    held.discard("one", {r.hash for r in held.runs("one")})
-    assert held.runs("one") == [] and held.count() == 1
+    for r in runs[:6]:  # one program each: the oldest go, and the folders they leave empty
+        held.add(r.hash, r)
+    assert held.count() == 4 and len(list((tmp_path / "held").iterdir())) == 4
+    assert held.runs("one") == [] and held.runs("two") == []
 
 
 def test_a_held_file_that_cannot_be_read_is_dropped(tmp_path: Path) -> None:
