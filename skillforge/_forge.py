@@ -35,6 +35,7 @@ from ._index import HotIndex, Match, SemanticIndex
 from ._library import EDITED, Library, MetaCache, SkillFile
 from ._composing import Composing
 from ._explain import Explanation, explain_task
+from ._held import HeldRuns
 from ._learner import Learning, too_long
 from ._loading import LOCAL_TOOLS, Loading
 from ._template import MAX_TASK_CHARS, TaskTemplate
@@ -129,6 +130,7 @@ class Forge(Loading, Learning, Composing):
         self.semantic = SemanticIndex(self.state_dir / "chroma", url=chroma_url, embedding=embedding)
         self.runlog = RunLog(self.state_dir / "runs.sqlite3") if run_log else None
         self.cache = MetaCache(self.state_dir / "library.sqlite3")
+        self.held = HeldRuns(self.state_dir / "held")
         self._hot: HotIndex | None = None
         self._problems: list[SkillFileError] = []
         self._seen: dict[Path, tuple[int, int]] = {}

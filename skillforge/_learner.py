@@ -20,7 +20,9 @@ from ._antiunify import _TOKEN, generalize, ignores_data, joined, widened
 from ._learning import _walk_all, named, renamed_template, route_key, same_program, spec_from_runs, without_idle_reads
 from ._lists import substitute
 from ._library import MetaCache, SkillFile, content_key, skill_from
-from ._lifting import lift
+from ._held import HeldRuns
+from ._lifting import discover_template, lift
+from ._numbers import NUMBER_RUNS, unformatted
 from ._records import records_widened
 from ._spec import Param, SkillSpec
 from ._template import LIST, MAX_TASK_CHARS, TaskTemplate, literal_tokens
@@ -78,7 +80,7 @@ def _program_key(spec: SkillSpec) -> str:
             name = getattr(e, "name", None)
             if isinstance(e, Param) and name not in order:
                 order[name] = f"p{len(order)}"
-    return repr(([s.tool for s in spec.steps], [substitute(x, order) for x in pairs]))
+    return repr(([s.tool for s in spec.steps], [unformatted(substitute(x, order)) for x in pairs]))
 
 
 def _without_captures(spec: SkillSpec) -> Any:
@@ -146,11 +148,21 @@ def _widened_for(every: list[TaskTemplate], other: SkillFile) -> list[TaskTempla
     return None if wide is None else [wide, *every[1:]]
 
 
+def _lift_said(traj: Trajectory, template: TaskTemplate, importable: bool) -> SkillSpec | Rejected:
+    """``traj`` lifted under ``template``, numbers its answer says as text taken as text: what it does, to
+    compare with a skill (whether such numbers are learned is ``spec_from_runs``'s say, on every run)."""
+    lifted = lift(traj, template=template, importable=importable)
+    if isinstance(lifted, Rejected) and lifted.numbers:
+        return lift(traj, template=template, importable=importable, literal=lifted.numbers)
+    return lifted
+
+
 class Learning:
     """The learning half of a ``Forge`` (a mixin: it uses the forge's library, index and policy)."""
 
     library: Library
     cache: MetaCache
+    held: HeldRuns  # runs rejected only for a number their answer says as text, held as evidence
     importable_skills: bool
     _seen: dict[Any, tuple[int, int]]
     _programs: dict[tuple[str, str], Any]
@@ -158,6 +170,7 @@ class Learning:
     _by_key: dict[str | None, set[str]]  # program key → names of skills that had it (checked against _keys)
     _by_route: dict[str, set[str]]  # route key → names of skills whose first run had it (each run checked again)
     _lifts: dict[tuple[str, str], Any]  # (run hash, file content hash) → the run lifted under its phrasing, and the run
+    # (and (run hash, places) → a held run's template and lift, see _held_lift)
     _said: dict[str, str]  # skill → the content hash its task's words were indexed for
     _caught_up: dict[str, tuple[Any, int]]  # index → (the template index, how many of its additions it has seen)
     _text_of: dict[str, frozenset[str]]  # template texts whose words are indexed in _texts_by_word
@@ -212,8 +225,11 @@ class Learning:
 
     def _learn(self, traj: Trajectory, family: TaskTemplate | None) -> Compiled | Rejected:
         spec = lift(traj, template=family, importable=self.importable_skills)
+        numbers = spec if isinstance(spec, Rejected) and spec.numbers else None  # said as text? this run is evidence
+        if numbers is not None:
+            spec = lift(traj, template=family, importable=self.importable_skills, literal=numbers.numbers)
         if isinstance(spec, Rejected):
-            return spec
+            return numbers or spec
         hot = self._index()
         with self.library.lock():
             self._sync_disk()  # another process may have learned this very skill a moment ago
@@ -249,6 +265,8 @@ class Learning:
                     return held
                 name = f"{spec.name}_{i}"
                 i += 1
+            if numbers is not None:  # no skill of one such run: learned with held runs of other worlds, or held
+                return self._learn_held(traj, numbers, name, TaskTemplate(spec.template, list(spec.slots)), spec, variants)
             if name != spec.name:
                 spec = lift(
                     traj, name=name, template=TaskTemplate(spec.template, list(spec.slots)), importable=self.importable_skills
@@ -264,6 +282,67 @@ class Learning:
             if isinstance(verdict, Rejected):
                 return verdict
             return self._write_absorbing(spec, source, [traj], variants)
+
+    def _learn_held(
+        self, traj: Trajectory, numbers: Rejected, name: str, mine: TaskTemplate, spec: SkillSpec, variants: list[SkillFile]
+    ) -> Compiled | Rejected:
+        """A run rejected only for numbers its answer says as text (``numbers``; ``spec`` is the run lifted
+        with them as text), learned with the runs held before it that made the same calls, where its
+        template takes their tasks (as it is, its slots widened, or one region of it widened, see
+        ``generalize``) or they make the same calls from the same sources said otherwise (one more
+        phrasing), and they show the numbers fixed in enough worlds (``_numbers``); else held too."""
+        key = repr(([st.tool for st in spec.steps], sorted({text for text, _n in numbers.numbers})))  # where evidence may be
+        together: list[Trajectory] = []
+        template, phrasings = mine, []
+        for run in self.held.runs(key):  # oldest first
+            if run.hash == traj.hash:
+                continue
+            theirs, lifted = self._held_lift(run, numbers.numbers)
+            if isinstance(theirs, Rejected):
+                continue
+            if any(t.bind(run.task) is not None for t in (template, *phrasings)):
+                together.append(run)
+                continue
+            wide = widened(template, theirs) if theirs.text == template.text else None
+            if wide is None and _may_generalize(theirs.text, template.text):
+                both = generalize(template, theirs)
+                wide = named(both, [*together, traj, run]) if both is not None else None
+                wide = None if wide is None or ignores_data(wide, [*together, traj, run]) else wide
+            if wide is not None and all(wide.bind(r.task) is not None or any(p.bind(r.task) for p in phrasings)
+                                        for r in (*together, traj, run)):
+                template = wide
+                together.append(run)
+                continue
+            names = same_program(lifted, spec) if not isinstance(lifted, Rejected) else None
+            if names is not None and theirs.text not in {t.text for t in (template, *phrasings)}:
+                phrasings.append(renamed_template(theirs, names))  # the same program said otherwise
+                together.append(run)
+        learned = None
+        if len(together) + 1 >= NUMBER_RUNS:
+            learned = self._from_runs([*together, traj], name, template, tuple(phrasings))
+        if learned is None and (template is not mine or phrasings):  # the runs its own template takes, alone
+            alone = [r for r in together if mine.bind(r.task) is not None]
+            if len(alone) + 1 >= NUMBER_RUNS and len(alone) < len(together):
+                together, learned = alone, self._from_runs([*alone, traj], name, mine)
+        if learned is None:
+            self.held.add(key, traj)
+            return Rejected(f"{numbers.reason}; the run is held as evidence, until {NUMBER_RUNS} runs of other worlds "
+                            "say it in the same place", numbers.numbers)
+        self.held.discard(key, {run.hash for run in together})
+        return self._write_absorbing(*learned, variants)
+
+    def _held_lift(self, run: Trajectory, places: frozenset[tuple[str, str]]) -> tuple[Any, Any]:
+        """A held run's own template, and the run lifted under it (numbers said as text taken as text):
+        kept per run and places, since every later held run of its program looks at it again."""
+        key = (run.hash, repr(sorted(places)))
+        if key not in self._lifts:
+            if len(self._lifts) > 4096:
+                self._lifts.clear()
+            theirs = discover_template(run, importable=self.importable_skills, literal=places)
+            lifted = theirs if isinstance(theirs, Rejected) else _lift_said(run, theirs, self.importable_skills)
+            self._lifts[key] = (theirs, lifted)
+        found: tuple[Any, Any] = self._lifts[key]
+        return found
 
     def _into_wider(self, spec: SkillSpec, traj: Trajectory, variants: list[SkillFile]) -> Compiled | None:
         """The run learned into a skill of another template that binds its task too, where all their
@@ -290,7 +369,7 @@ class Learning:
         for other, template in found:
             if other.name in mine or other.edited or set(other.tools) != set(spec.tools):
                 continue
-            lifted = lift(traj, template=template, importable=self.importable_skills)
+            lifted = _lift_said(traj, template, self.importable_skills)
             first = self._program(other)
             if isinstance(lifted, Rejected) or (first is not None and [s.tool for s in first.steps] != [s.tool for s in lifted.steps]):
                 continue  # other calls: another program (the same calls may still answer otherwise, or take a value elsewhere)
@@ -699,7 +778,7 @@ class Learning:
                 run = None
             bound = skill.bind(run.task) if run is not None else None
             if run is not None and bound is not None:
-                lifted = lift(run, template=bound[0], importable=self.importable_skills)
+                lifted = _lift_said(run, bound[0], self.importable_skills)  # a skill's run: numbers its runs showed fixed
                 found = None if isinstance(lifted, Rejected) else (lifted, run)
             self._lifts[key] = found
         return self._lifts[key]

@@ -20,6 +20,10 @@ become one skill whose guards are the facts of the world the runs saw:
   Lowercase code words (``pending``, ``on hold``) are a program's vocabulary, never an
   attribute: a status new in each of five runs is still a status.
 
+A number the answers say as text that nothing explains is learned as text where enough runs of
+other worlds say it in the same place (``_numbers``, checked on the runs each time); amounts the
+runs wrote in two formats that one format fits ($99.99 and $1,042.50) are written in that one.
+
 Facts are compared by observing each one in every run's recorded results
 (``observe``), so runs merge even where a fact was established in one run only (a
 list empty in one run and not in another). Anything else that differs (another
@@ -39,6 +43,7 @@ from ._guards import MISSING, OBSERVED, fact_key, observe
 from ._lifting import Rejected, Site, expr_at, lift
 from ._lists import substitute
 from ._names import named
+from ._numbers import Places, agreed_formats, lift_said, number_evidence, unformatted
 from ._relevance import acted_on
 from ._records import folded_as
 from ._spec import At, Early, Expr, Guard, Param, Ref, SkillSpec, Step, Where
@@ -80,19 +85,17 @@ def spec_from_runs(
     if any(sorted((s.name, s.type) for s in t.params) != takes for t in phrasings):
         return Rejected("the phrasings take other parameters than the template: not one skill")
 
-    def lifted(traj: Trajectory, prefer: Any = None) -> SkillSpec | Rejected:
+    def lifted(traj: Trajectory, prefer: Any = None, literal: Places = frozenset()) -> SkillSpec | Rejected:
         k = next((i for i, t in enumerate(every) if t.bind(traj.task) is not None), 0)
-        one = lift(traj, name=name, template=every[k], prefer=prefer, importable=importable)
+        one = lift(traj, name=name, template=every[k], prefer=prefer, importable=importable, literal=literal)
         if phrasings and not isinstance(one, Rejected):  # which phrasing the task was said in: a fact of the run
             one = replace(one, examples={**one.examples, PHRASING: k})
         return one
 
-    specs: list[SkillSpec] = []
-    for traj in runs:
-        one = lifted(traj)
-        if isinstance(one, Rejected):
-            return one
-        specs.append(one)
+    said = lift_said(runs, lambda traj, places: lifted(traj, None, places))  # numbers the answers say as text
+    if isinstance(said, Rejected):
+        return said
+    specs, places = said
     if len(specs) > 1 and any(s.alts for s in specs):
         groups: dict[Any, list[int]] = {}  # runs that made the same calls settle together (other calls: a branch)
         for k, spec in enumerate(specs):
@@ -105,12 +108,15 @@ def spec_from_runs(
             prefers.update((k, prefer) for k in ks)
         specs = []
         for k, traj in enumerate(runs):
-            one = lifted(traj, prefers[k])
+            one = lifted(traj, prefers[k], places)
             if isinstance(one, Rejected):
                 return one
             specs.append(one)
     if not specs:
         return Rejected("a skill needs at least one run")
+    specs = agreed_formats(specs, runs)  # $99.99 and $1,042.50: one way to write amounts
+    if places and (why := number_evidence(specs, runs, places)) is not None:
+        return Rejected(why)
     extra = tuple((t.text, t.slots) for t in phrasings)
     if len(specs) == 1 and not phrasings and not evidence:
         return specs[0]
@@ -539,8 +545,8 @@ def same_program(a: SkillSpec, b: SkillSpec) -> dict[str, str] | None:
         for m, n in zip(px, py, strict=True):
             if names.setdefault(m, n) != n:
                 return None
-    if len(set(names.values())) != len(names) or any(substitute(x, names) != y for x, y in pairs):
-        return None
+    if len(set(names.values())) != len(names) or any(unformatted(substitute(x, names)) != unformatted(y) for x, y in pairs):
+        return None  # (numbers written otherwise, $99.99 and $1,042.50, may be one format: spec_from_runs says)
     return names
 
 

@@ -31,7 +31,7 @@ from ._lists import Listing, each_guards, mentions
 from ._names import checked_ids
 from ._policy import RESERVED
 from ._records import fold, map_blocks, record_template
-from ._runchecks import coincidences, element_ref, positional_pins, quoted_item, tied_constant, unexplained_number
+from ._runchecks import coincidences, element_ref, positional_pins, quoted_item, tied_constant, unexplained_numbers
 from ._selecting import Selecting, _dig, _singular, referred
 from ._spans import TOKEN_END, TOKEN_START, TaskSpans, pieces
 from ._spec import Const, DictOf, Each, Expr, Fmt, Guard, Join, Len, ListOf, Neg, Param, Ref, Select, SkillSpec, Step, Update
@@ -57,9 +57,14 @@ _IDENT = re.compile(r"[^0-9a-zA-Z_]+")
 
 @dataclass(frozen=True, slots=True)
 class Rejected:
-    """A run that cannot become a skill, and why."""
+    """A run that cannot become a skill, and why.
+
+    ``numbers``: where that is only numbers the answer says as its own text, which nothing explains
+    (a computed value?), each as ``(the answer's literal text it stands in, the number)``: runs of
+    other worlds that say them there too may learn them as text (``_numbers``)."""
 
     reason: str
+    numbers: frozenset[tuple[str, str]] = frozenset()
 
 
 def _ident(text: str, fallback: str) -> str:
@@ -719,10 +724,12 @@ def _under_list(path: tuple[str | int, ...]) -> bool:
     return any(type(k) is int for k in path)
 
 
-def discover_template(traj: Trajectory, *, importable: bool = True, roll: bool = True) -> TaskTemplate | Rejected:
+def discover_template(
+    traj: Trajectory, *, importable: bool = True, roll: bool = True, literal: frozenset[tuple[str, str]] = frozenset()
+) -> TaskTemplate | Rejected:
     """The task template of a run: the task with every span an argument or the answer uses as a slot
     (``roll``: a list written item by item as one list slot, see ``_lists``; groups of slots written
-    side by side as a list, one list of records, see ``_records``)."""
+    side by side as a list, one list of records, see ``_records``). ``literal``: see ``lift``."""
     found = _spans_template(traj, importable=importable, roll=roll)
     if isinstance(found, Rejected):
         return found
@@ -732,7 +739,8 @@ def discover_template(traj: Trajectory, *, importable: bool = True, roll: bool =
     records = record_template(found)
     if records is None:
         return found
-    flat, listed = lift(traj, template=found, importable=importable), lift(traj, template=records, importable=importable)
+    flat = lift(traj, template=found, importable=importable, literal=literal)
+    listed = lift(traj, template=records, importable=importable, literal=literal)
     if isinstance(flat, Rejected) or isinstance(listed, Rejected) or listed.constants > flat.constants:
         return found
     name = next(s.name for s in records.slots if s.parts)
@@ -812,6 +820,7 @@ def lift(
     template: TaskTemplate | None = None,
     prefer: dict[Site, tuple[Expr, tuple[Expr, ...]]] | None = None,
     importable: bool = True,
+    literal: frozenset[tuple[str, str]] = frozenset(),
 ) -> SkillSpec | Rejected:
     """Lift a successful run into a SkillSpec, or say why it cannot be one.
 
@@ -824,6 +833,11 @@ def lift(
     the earliest call and the shallowest path); the other places are kept as
     alternatives, and an ``agree`` guard makes the skill stop when they differ, so
     that the agent's next run of that shape settles which one it uses.
+
+    A number the answer says as its own text that neither the task nor a result explains is a
+    ``Rejected`` (a computed value?) unless ``literal`` holds it, at its place: ``(the answer's
+    literal text it stands in, the number)``, which runs of other worlds showed fixed (``_numbers``).
+    Rejected for that alone, the ``Rejected`` says where (``numbers``).
 
     Example:
         >>> from skillforge._trajectory import Call, Outcome, ToolRef
@@ -840,7 +854,7 @@ def lift(
     if problem is not None:
         return problem
     if template is None:
-        found = discover_template(traj, importable=importable)
+        found = discover_template(traj, importable=importable, literal=literal)
         if isinstance(found, Rejected):
             return found
         template = found
@@ -862,11 +876,14 @@ def lift(
     tied = tied_constant(traj, raw_steps, output, bound) or quoted_item(raw_steps, output, bound, picked)
     if tied is not None:
         return Rejected(tied)
-    unexplained = unexplained_number(output, traj.task)
-    if unexplained is not None:
+    unexplained = [place for place in unexplained_numbers(output, traj.task) if place not in literal]
+    if unexplained:
+        # were it text, would the run be a skill? Then runs of other worlds that say it there too may learn it so
+        whole = lift(traj, name=name, template=template, prefer=prefer, importable=importable, literal=literal | set(unexplained))
         return Rejected(
-            f"the answer says {unexplained!r}, which neither the task nor a tool result explains (a computed value?); "
-            "not learned, since another world would need another number"
+            f"the answer says {unexplained[0][1]!r}, which neither the task nor a tool result explains (a computed value?); "
+            "not learned, since another world would need another number",
+            frozenset(unexplained) if isinstance(whole, SkillSpec) else frozenset(),
         )
 
     guards = [list(g) for g in derive_guards(traj, [a for _t, a in raw_steps], output, bound)]

@@ -17,19 +17,27 @@ from ._spec import Const, DictOf, Each, Expr, Fmt, Guard, ListOf, Param, Ref, Se
 from ._trajectory import Trajectory
 from ._values import var_names, walk_exprs
 
-__all__ = ["coincidences", "element_ref", "positional_pins", "quoted_item", "tied_constant", "unexplained_number"]
+__all__ = ["coincidences", "element_ref", "positional_pins", "quoted_item", "tied_constant", "unexplained_number", "unexplained_numbers"]
+
+
+def unexplained_numbers(output: Expr, task: str) -> list[tuple[str, str]]:
+    """Each number written in the answer's own text that the task does not say, as ``(text, number)``:
+    the literal piece of the answer it stands in (its place) and the number, in the order said."""
+    texts = [e.value for e in walk_exprs(output) if type(e) is Const and type(e.value) is str]
+    texts += [p for e in walk_exprs(output) if isinstance(e, Fmt) for p in e.parts if isinstance(p, str)]
+    said = {m.group().replace(",", "") for m in re.finditer(r"\d[\d,]*(?:\.\d+)?", task)}
+    out: list[tuple[str, str]] = []
+    for text in texts:
+        for m in re.finditer(r"(?<![\w.])\d[\d,]*(?:\.\d+)?(?![\w])", text):
+            if m.group().replace(",", "") not in said and (text, m.group()) not in out:
+                out.append((text, m.group()))
+    return out
 
 
 def unexplained_number(output: Expr, task: str) -> str | None:
     """A number written in the answer's own text that the task does not say."""
-    texts = [e.value for e in walk_exprs(output) if type(e) is Const and type(e.value) is str]
-    texts += [p for e in walk_exprs(output) if isinstance(e, Fmt) for p in e.parts if isinstance(p, str)]
-    said = {m.group().replace(",", "") for m in re.finditer(r"\d[\d,]*(?:\.\d+)?", task)}
-    for text in texts:
-        for m in re.finditer(r"(?<![\w.])\d[\d,]*(?:\.\d+)?(?![\w])", text):
-            if m.group().replace(",", "") not in said:
-                return m.group()
-    return None
+    found = unexplained_numbers(output, task)
+    return found[0][1] if found else None
 
 
 def tied_constant(
