@@ -23,9 +23,9 @@ from ._library import MetaCache, SkillFile, content_key, skill_from
 from ._lifting import lift
 from ._records import optional_widened, records_widened
 from ._spec import Each, Param, Select, SkillSpec
-from ._values import var_names
 from ._template import LIST, MAX_TASK_CHARS, TaskTemplate, literal_tokens
 from ._trajectory import Trajectory
+from ._values import var_names
 
 if TYPE_CHECKING:
     from ._index import HotIndex
