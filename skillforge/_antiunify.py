@@ -193,6 +193,7 @@ def wider_slot(a: Slot, b: Slot) -> Slot | None:
 def _wider_slot(a: Slot, b: Slot) -> Slot | None:
     """One slot that takes what either took: the same name, type and normalisation, the shapes
     (and an item's parts' shapes) widened to fit both."""
+    a, b = _as_records(a, b), _as_records(b, a)
     kind = kind_union(a.kind, b.kind)
     how = _wider_transform(a.transform, b.transform)
     if kind is None or how is _NO_TRANSFORM or (a.name, a.type, a.same, a.item) != (b.name, b.type, b.same, b.item):
@@ -203,7 +204,18 @@ def _wider_slot(a: Slot, b: Slot) -> Slot | None:
     if any(p is None for p in parts):
         return None
     return Slot(a.name, kind, a.type, how, union_shape(a.shape, b.shape), a.same, a.item,  # type: ignore[arg-type]
-                tuple(p for p in parts if p is not None))
+                tuple(p for p in parts if p is not None), a.optional or b.optional)
+
+
+def _as_records(a: Slot, b: Slot) -> Slot:
+    """``a``, a list of names, as the list of records ``b`` is where ``b``'s items are a name and an
+    optional value said after it (``Mug {'color': 'red'}; Kettle``): each name its first part, of
+    ``a``'s shape. Else ``a`` as it is."""
+    if (a.kind, b.kind) != ("list", "list") or a.item is not None or b.item is None or len(b.parts) != 2 or not b.parts[1].optional:
+        return a
+    if (a.name, a.type, a.transform, a.same) != (b.name, b.type, b.transform, b.same):
+        return a
+    return Slot(a.name, b.kind, b.type, b.transform, b.shape, b.same, b.item, (replace(b.parts[0], shape=a.shape), b.parts[1]))
 
 
 _NO_TRANSFORM = object()

@@ -573,7 +573,7 @@ def _annotation(s: Slot) -> str:
     """A parameter's type: ``list[str]`` for a list, ``list[tuple[str, dict]]`` for a list of records."""
     if s.type != "list":
         return s.type
-    return f"list[tuple[{', '.join(p.type for p in s.parts)}]]" if s.parts else "list[str]"
+    return f"list[tuple[{', '.join(p.type + ' | None' * p.optional for p in s.parts)}]]" if s.parts else "list[str]"
 
 
 def _slot_meta(s: Slot) -> dict[str, Any]:
@@ -582,6 +582,7 @@ def _slot_meta(s: Slot) -> dict[str, Any]:
         "name": s.name, "kind": s.kind, "type": s.type, **({"transform": s.transform} if s.transform else {}),
         **({"shape": s.shape} if s.shape else {}), **({"same_as": s.same} if s.same else {}),
         **({"item": s.item, "parts": [_slot_meta(p) for p in s.parts]} if s.item is not None else {}),
+        **({"optional": True} if s.optional else {}),
     }
 
 

@@ -23,10 +23,11 @@ from ._library import MetaCache, SkillFile, content_key, skill_from
 from ._held import HeldRuns
 from ._lifting import discover_template, lift
 from ._numbers import NUMBER_RUNS, unformatted
-from ._records import records_widened
-from ._spec import Param, SkillSpec
+from ._records import optional_widened, records_widened
+from ._spec import Each, Param, Select, SkillSpec
 from ._template import LIST, MAX_TASK_CHARS, TaskTemplate, literal_tokens
 from ._trajectory import Trajectory
+from ._values import var_names
 
 if TYPE_CHECKING:
     from ._index import HotIndex
@@ -72,8 +73,10 @@ def _may_generalize(a: str, b: str) -> bool:
 
 def _program_key(spec: SkillSpec) -> str:
     """What ``same_program`` compares, with parameters named by their order: equal keys for the same
-    calls from the same sources and the same answer (a necessary condition, checked by a dict lookup)."""
-    pairs = [s.args for s in spec.steps] + [spec.output]
+    calls from the same sources and the same answer (a necessary condition, checked by a dict lookup).
+    An element is keyed by the first value it is picked by, and a list's item by its first part: a
+    list of names and one whose items may say one more value (``Mug {'color': 'red'}; Kettle``) share it."""
+    pairs = [_coarse(s.args) for s in spec.steps] + [_coarse(spec.output)]
     order: dict[str, str] = {}
     for x in pairs:
         for e in _walk_all(x):
@@ -81,6 +84,19 @@ def _program_key(spec: SkillSpec) -> str:
             if isinstance(e, Param) and name not in order:
                 order[name] = f"p{len(order)}"
     return repr(([s.tool for s in spec.steps], [unformatted(substitute(x, order)) for x in pairs]))
+
+
+def _coarse(x: Any) -> Any:
+    """``x`` with each ``Select`` picking by its first value only, and each ``Each`` naming its item's first part only."""
+    if isinstance(x, Select):
+        return Select(_coarse(x.seq), x.field, _coarse(x.key), x.rest)
+    if isinstance(x, Each):
+        return Each(x.seq, var_names(x.var)[0], _coarse(x.body))
+    if isinstance(x, tuple):
+        return tuple(_coarse(e) for e in x)
+    if hasattr(x, "__dataclass_fields__") and not isinstance(x, Param):
+        return type(x)(**{f: _coarse(getattr(x, f)) for f in x.__dataclass_fields__})
+    return x
 
 
 def _without_captures(spec: SkillSpec) -> Any:
@@ -139,12 +155,14 @@ def _collapsed(
 def _widened_for(every: list[TaskTemplate], other: SkillFile) -> list[TaskTemplate] | None:
     """``every`` (a skill's phrasings) with its first widened to take what ``other``'s template took:
     the same text with other slot shapes, its list with one item in its place (see
-    ``records_widened``), or one of its slots said twice (see ``unrepeated``); None if none."""
+    ``records_widened``), one of its slots said twice (see ``unrepeated``), or its list's items
+    said with one more value (see ``optional_widened``); None if none."""
     theirs = other.phrasing(every[0].text) or other.template
     if theirs.text == every[0].text:
         wide = widened(every[0], theirs)
     else:
-        wide = records_widened(every[0], theirs) or joined(every[0], theirs)  # or one slot of theirs said twice where ours has two
+        wide = (records_widened(every[0], theirs) or joined(every[0], theirs)  # or one slot of theirs said twice where ours has two
+                or optional_widened(every[0], theirs, other.task))  # or items of theirs that say one more value
     return None if wide is None else [wide, *every[1:]]
 
 
@@ -360,6 +378,10 @@ class Learning:
         for text in self._near_texts(ours.text):  # a text of two slots where the task says one value twice
             for other in hot.by_template.get(text, ()):
                 theirs = other.phrasing(text)
+                optional = optional_widened(theirs, ours, traj.task) if theirs is not None else None
+                if optional is not None and all(o.name != other.name for o, _t in found):
+                    found.append((other, optional))  # its list's items, some said with one more value
+                    continue
                 wide = joined(theirs, ours) if theirs is not None else None
                 wide = named(wide, [traj]) if wide is not None else None
                 if wide is None or ignores_data(wide, [traj]):

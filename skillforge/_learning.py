@@ -41,13 +41,13 @@ from typing import Any
 
 from ._guards import MISSING, OBSERVED, fact_key, observe
 from ._lifting import Rejected, Site, expr_at, lift
-from ._lists import substitute
+from ._lists import joined_picks, substitute
 from ._names import named
 from ._numbers import Places, agreed_formats, lift_said, number_evidence, unformatted
 from ._relevance import acted_on
 from ._records import folded_as
 from ._spec import At, Early, Expr, Guard, Param, Ref, SkillSpec, Step, Where
-from ._template import CHOICE, IGNORED, PHRASING, Slot, TaskTemplate, choices
+from ._template import CHOICE, IGNORED, LIST, PHRASING, Slot, TaskTemplate, choices
 from ._trajectory import Trajectory
 from ._values import EACH, _leaves, ambiguous, bound_item, enum_like, resolve, walk_exprs
 
@@ -114,6 +114,7 @@ def spec_from_runs(
             specs.append(one)
     if not specs:
         return Rejected("a skill needs at least one run")
+    specs = _picked_alike(specs, template)
     specs = agreed_formats(specs, runs)  # $99.99 and $1,042.50: one way to write amounts
     if places and (why := number_evidence(specs, runs, places)) is not None:
         return Rejected(why)
@@ -128,6 +129,31 @@ def spec_from_runs(
     if merged is None:
         return Rejected("the runs differ in more than the switch-like facts their guards check")
     return replace(merged, template=template.text, slots=template.slots, phrasings=extra) if phrasings else merged
+
+
+def _picked_alike(specs: list[SkillSpec], template: TaskTemplate) -> list[SkillSpec]:
+    """``specs`` with the arguments of calls they all made picked alike, where runs whose items all
+    left out an optional part (``Return #W1: Grill; Desk Lamp``) picked an element by what they said
+    and another run picked by that part too (``Backpack {'color': 'navy'}; Digital Camera``): every
+    run's element, picked by all the parts its items said (see ``joined_picks``)."""
+    optional = {(s.name, k, p.name) for s in template.slots if s.kind == LIST for k, p in enumerate(s.parts) if p.optional}
+    if len(specs) < 2 or not optional or len({tuple(st.tool for st in spec.steps) for spec in specs}) > 1:
+        return specs
+    unsaid = [
+        {part for listed, k, part in optional
+         if all(type(item) is tuple and len(item) > k and item[k] is None for item in spec.examples.get(listed) or ())}
+        for spec in specs
+    ]
+    steps = [list(spec.steps) for spec in specs]
+    for i in range(len(specs[0].steps)):
+        args = [spec.steps[i].args for spec in specs]
+        if all(a == args[0] for a in args):
+            continue
+        joined = joined_picks(args, unsaid)
+        if joined is not None:
+            for k in range(len(specs)):
+                steps[k][i] = replace(steps[k][i], args=joined)
+    return [replace(spec, steps=tuple(st)) for spec, st in zip(specs, steps, strict=True)]
 
 
 def merge(

@@ -152,7 +152,8 @@ def _slot(meta: dict[str, Any]) -> Slot:
         shape = shape_of(example, meta["kind"])
     parts = meta.get("parts") or ()
     return Slot(meta["name"], meta["kind"], meta["type"], meta.get("transform"), None if shape == "any" else shape,
-                meta.get("same_as"), meta.get("item"), tuple(_slot(p) for p in parts) if type(parts) is list else ())
+                meta.get("same_as"), meta.get("item"), tuple(_slot(p) for p in parts) if type(parts) is list else (),
+                meta.get("optional") is True)
 
 
 _SHAPED_BY_EXAMPLE = frozenset({"digits", "id", "word", "text"})

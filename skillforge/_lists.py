@@ -18,11 +18,11 @@ import re
 from typing import Any
 
 from ._guards import MISSING, derive_guards, fact_key, observe
-from ._spec import At, Each, Expr, Guard, Param, Where
+from ._spec import At, Each, Expr, Guard, Param, Select, Where
 from ._trajectory import Trajectory
 from ._values import ambiguous, bound_item, resolve, var_names, walk_exprs
 
-__all__ = ["SEPARATOR", "Listing", "each_guards", "item_name", "mentions", "substitute"]
+__all__ = ["SEPARATOR", "Listing", "each_guards", "item_name", "joined_picks", "mentions", "substitute"]
 
 # what may stand between two items of a list the task writes: a comma or semicolon, "and" before
 # the last ("A, B and C"); never "or", which says something else
@@ -97,8 +97,11 @@ class Listing:
         self.bound = outer
         self.item = None
         self.said = said
-        if not all(b == bodies[0] for b in bodies):
-            return None
+        if not all(b == bodies[0] for b in bodies):  # items said with more or less of their parts: picked by what each said
+            body = joined_picks(bodies, [{n for n, v in bound_item(var, item).items() if v is None} for item in items])
+            if body is None:
+                return None
+            bodies = [body]
         reads = any(Param(n) in walk_exprs(bodies[0]) for n in names)
         if reads:
             self.said.add(name)  # type: ignore[attr-defined]
@@ -141,6 +144,49 @@ class Listing:
         self.params[(order[0][0], order[-1][1])] = (name, values, "list", "each:" + separators)
         self.scalars[:] = [s for s in self.scalars if not (isinstance(s[1], Param) and s[1].name in own)]
         return Each(Param(name), var, substitute(bodies[0], {own[0]: var}))
+
+
+def joined_picks(exprs: list[Any], unsaid: list[set[str]]) -> Any:
+    """One expression for ``exprs`` that differ only in what an element is picked by: where one picks
+    ``pick(order['items'], 'name', item_name, 'options', item_options)`` and another picks by
+    ``item_name`` alone, because its ``item_options`` was not said (``unsaid[i]``: the task values
+    ``exprs[i]`` had none of), the first for both (a value not said picks by nothing). None where
+    they differ otherwise."""
+    out, free = exprs[0], set(unsaid[0])
+    for e, none in zip(exprs[1:], unsaid[1:], strict=True):
+        out = _join(out, e, free, none)
+        if out is _FAIL:
+            return None
+        free &= none
+    return out
+
+
+_FAIL = object()
+
+
+def _join(a: Any, b: Any, free_a: set[str], free_b: set[str]) -> Any:
+    if a == b:
+        return a
+    if isinstance(a, Select) and isinstance(b, Select):
+        extra_a = [p for p in a.also if p not in b.also]
+        extra_b = [p for p in b.also if p not in a.also]
+        if a.field != b.field or any(not (isinstance(v, Param) and v.name in free_b) for _f, v in extra_a):
+            return _FAIL  # b picked without a value it had
+        if any(not (isinstance(v, Param) and v.name in free_a) for _f, v in extra_b):
+            return _FAIL
+        inner = [_join(getattr(a, f), getattr(b, f), free_a, free_b) for f in ("seq", "key", "rest")]
+        return _FAIL if _FAIL in inner else Select(inner[0], a.field, inner[1], inner[2], (*a.also, *extra_b))
+    if type(a) is not type(b):
+        return _FAIL
+    if isinstance(a, tuple):
+        if len(a) != len(b):
+            return _FAIL
+        parts = [_join(x, y, free_a, free_b) for x, y in zip(a, b, strict=True)]
+        return _FAIL if _FAIL in parts else tuple(parts)
+    if hasattr(a, "__dataclass_fields__"):
+        fields = {f: _join(getattr(a, f), getattr(b, f), free_a, free_b) for f in a.__dataclass_fields__}
+        return _FAIL if _FAIL in fields.values() else type(a)(**fields)
+    return _FAIL
 
 
 def each_guards(

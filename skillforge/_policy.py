@@ -161,11 +161,11 @@ class _Checker:
                 isinstance(ann, ast.Subscript) and isinstance(ann.value, ast.Name) and ann.value.id == "list"
                 and (_plain(ann.slice) or isinstance(ann.slice, ast.Subscript) and isinstance(ann.slice.value, ast.Name)
                      and ann.slice.value.id == "tuple" and isinstance(ann.slice.slice, ast.Tuple)
-                     and all(_plain(e) for e in ann.slice.slice.elts))
+                     and all(_plain(e) or _maybe(e) for e in ann.slice.slice.elts))
             )
             if not (plain or listed):
                 self.bad(ann, "annotation", "parameter annotations are limited to str, int, float, bool, dict, list, "
-                         "list[str] and list[tuple[str, dict, ...]]")
+                         "list[str] and list[tuple[str, dict, ...]] (a record's part may be 'dict | None')")
         if node.returns is not None:
             self.bad(node.returns, "annotation", "no return annotation")
         self.body(node.body, top=True)
@@ -347,6 +347,12 @@ def _is_sequence(e: ast.expr) -> bool:
 
 def _plain(e: ast.expr) -> bool:
     return isinstance(e, ast.Name) and e.id in ("str", "int", "float", "dict")
+
+
+def _maybe(e: ast.expr) -> bool:
+    """``dict | None``: a part of a record that some items leave out."""
+    return (isinstance(e, ast.BinOp) and isinstance(e.op, ast.BitOr) and _plain(e.left)
+            and isinstance(e.right, ast.Constant) and e.right.value is None)
 
 
 def check_policy(

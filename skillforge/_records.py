@@ -24,11 +24,11 @@ from dataclasses import replace
 from typing import Any
 
 from ._antiunify import wider_slot
-from ._lists import SEPARATOR
+from ._lists import SEPARATOR, item_name
 from ._template import LIST, UNUSED, Slot, TaskTemplate, kind_union, union_shape
 from ._trajectory import Call, Trajectory
 
-__all__ = ["fold", "folded_as", "map_blocks", "record_template", "records_widened"]
+__all__ = ["fold", "folded_as", "map_blocks", "optional_widened", "record_template", "records_widened"]
 
 _NUMBERED = re.compile(r"_\d+(?=_|$)")
 
@@ -201,6 +201,43 @@ def records_widened(records: TaskTemplate, single: TaskTemplate) -> TaskTemplate
         return TaskTemplate(records.text, [wide[s.name] for s in records.slots])
     except ValueError:
         return None
+
+
+def optional_widened(template: TaskTemplate, ours: TaskTemplate, task: str) -> TaskTemplate | None:
+    """``template`` widened to bind ``task`` (whose own template is ``ours``), where ``task`` says some
+    items of its list with one more value after them than the others (``Return #W1: Backpack
+    {'color': 'navy'}; Digital Camera; Backpack {'color': 'black'};`` for a list of names, or a list of
+    records ``{item_name} {item_options}`` given a name alone): the list's items become records
+    whose last part is optional (an item that leaves it out binds None there). The optional part is
+    of the kind ``ours`` gave that value (a mapping); None where no one such widening binds ``task``."""
+    listed = [s for s in template.slots if s.kind == LIST]
+    if len(listed) != 1 or template.bind(task) is not None:
+        return None
+    lst = listed[0]
+    taken = {s.name for s in template.slots}
+    if lst.item is None:  # a list of names: each a name, and the value said after some
+        stem = item_name(lst.name)
+        said = [s for s in ours.slots if s.name not in taken and s.type == "dict" and s.kind not in UNUSED]
+        names = [s for s in ours.slots if _NUMBERED.sub("", s.name) == stem and s.type == "str"]
+        if not said:
+            return None
+        extra = said[0]
+        part_name = _NUMBERED.sub("", extra.name) or extra.name
+        if part_name in taken or part_name == stem:
+            return None
+        head = Slot(stem, "text", "str", None, _union([lst.shape, *(n.shape for n in names)]))
+        tail = Slot(part_name, extra.kind, extra.type, extra.transform, extra.shape, optional=True)
+        wide = replace(lst, item="{" + stem + "} {" + part_name + "}", parts=(head, tail), shape=None)
+    else:  # a list of records whose last part some items leave out
+        last = lst.parts[-1]
+        if last.optional or last.type != "dict" or not (lst.item or "").rstrip().endswith("{" + last.name + "}"):
+            return None
+        wide = replace(lst, parts=(*lst.parts[:-1], replace(last, optional=True)))
+    try:
+        out = TaskTemplate(template.text, [wide if s.name == lst.name else s for s in template.slots])
+    except ValueError:
+        return None
+    return out if out.bind(task) is not None else None
 
 
 def _flat(pieces: list[tuple[str, str | None]]) -> list[tuple[str, str | None]]:

@@ -155,6 +155,7 @@ def _check_slot(slot: Any, where: str) -> None:
     _need(how is None or type(how) is str, f"slot {name!r}: transform {how!r} must be text or None")
     for key in ("shape", "same_as", "item"):
         _need(slot.get(key) is None or type(slot.get(key)) is str, f"slot {name!r}: {key} must be text or None")
+    _need(type(slot.get("optional", False)) is bool, f"slot {name!r}: optional must be True or False")
     if kind in UNUSED:
         _need(name.startswith("_"), f"slot {name!r} is of kind {kind!r}, text the skill does not take: its name starts with '_'")
         _need(typ == "str" and how is None, f"slot {name!r} of kind {kind!r} has type 'str' and no transform")

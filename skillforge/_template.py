@@ -521,6 +521,7 @@ class Slot:
     same: str | None = None
     item: str | None = None  # a list of records: one item's template ("{item_name} {item_options} to {changes}")
     parts: tuple[Slot, ...] = ()  # the slots of ``item``, in its order; an item binds as a tuple of their values
+    optional: bool = False  # a part of an item that some items leave out, with the text before it: those bind it as None
 
 
 _NO_SLOT = Slot("", "", "")
@@ -588,25 +589,50 @@ def _keys(sample: str, choice_slots: list[Slot]) -> tuple[str, ...]:
 
 
 def _item_template(slot: Slot) -> TaskTemplate:
-    """The template of one item of a list of records, checked: its parts are data slots of their own."""
+    """The template of one item of a list of records, checked: its parts are data slots of their own,
+    and only the last may be optional."""
     names = [f for _l, f, _s, _c in string.Formatter().parse(slot.item or "") if f is not None]
     if sorted(names) != sorted(p.name for p in slot.parts) or len(set(names)) != len(names) or len(names) < 2:
         raise ValueError(f"list slot {slot.name!r}: its item {slot.item!r} must name each of its parts once, at least two")
     if any(p.kind in UNUSED or p.kind == LIST or p.same is not None for p in slot.parts):
         raise ValueError(f"list slot {slot.name!r}: an item's parts are values (no choice, ignored text, list or same_as)")
-    return TaskTemplate(slot.item or "", [next(p for p in slot.parts if p.name == n) for n in names])
+    by_name = {p.name: p for p in slot.parts}
+    if any(by_name[n].optional for n in names[:-1]):
+        raise ValueError(f"list slot {slot.name!r}: only the last part of its item {slot.item!r} may be optional")
+    return TaskTemplate(slot.item or "", [by_name[n] for n in names])
 
 
-def _records(raw: str, sub: TaskTemplate, first: re.Pattern[str]) -> list[tuple[Any, ...]] | None:
-    """The items of a list of records as tuples of their parts' values (None if one does not bind)."""
+def _item_head(slot: Slot) -> TaskTemplate | None:
+    """The template of an item of a list of records that leaves out its optional last part (and the
+    text before it, and after it): ``{item_name}`` of ``{item_name} {item_options}``; None if no part is optional."""
+    pieces = list(string.Formatter().parse(slot.item or ""))
+    named = [k for k, (_l, f, _s, _c) in enumerate(pieces) if f is not None]
+    last = next(p for p in slot.parts if p.name == pieces[named[-1]][1])
+    if not last.optional:
+        return None
+    text = "".join(_escape_braces(lit) + ("{" + f + "}" if k < named[-1] and f is not None else "") for k, (lit, f, _s, _c) in enumerate(pieces[: named[-1]]))
+    return TaskTemplate(text, [p for p in slot.parts if p is not last])
+
+
+def _escape_braces(text: str) -> str:
+    return text.replace("{", "{{").replace("}", "}}")
+
+
+def _records(
+    raw: str, sub: TaskTemplate, first: re.Pattern[str], head: TaskTemplate | None = None
+) -> list[tuple[Any, ...]] | None:
+    """The items of a list of records as tuples of their parts' values (None if one does not bind);
+    an item said without its optional last part (``head`` binds it) has None there."""
     out: list[tuple[Any, ...]] = []
     text: str | None = raw.strip()
     while text is not None:
         m = first.fullmatch(text)
         values = sub.bind(m.group("item")) if m is not None else None
+        if m is not None and values is None and head is not None:
+            values = head.bind(m.group("item"))
         if m is None or values is None:
             return None
-        out.append(tuple(values[p.name] for p in sub.params))
+        out.append(tuple(values.get(p.name) for p in sub.params))
         text = m.group("rest")
     return out
 
@@ -694,7 +720,7 @@ class TaskTemplate:
             else:
                 hot = False
         self._pattern: str | None = None
-        self._records: dict[str, tuple[TaskTemplate, re.Pattern[str]]] | None = None
+        self._records: dict[str, tuple[TaskTemplate, re.Pattern[str], TaskTemplate | None]] | None = None
         if not lazy:  # built now, which checks every slot's shape and list; lazily when first bound
             self._build()
         records = {n for _l, n in pieces if n is not None and by_name[n].kind == LIST and by_name[n].item is not None}
@@ -726,11 +752,11 @@ class TaskTemplate:
         self._pattern = "".join(regex for regex, _lo, _hi in _assembled(self._pieces, by_piece, self._by_name))
         self._records = records
 
-    def _piece_regexes(self) -> tuple[list[list[str]], dict[str, tuple[TaskTemplate, re.Pattern[str]]]]:
+    def _piece_regexes(self) -> tuple[list[list[str]], dict[str, tuple[TaskTemplate, re.Pattern[str], TaskTemplate | None]]]:
         """The regex of each piece (in parts), and the item patterns of its lists of records."""
         pieces, by_name = self._pieces, self._by_name
         by_piece: list[list[str]] = []  # the regex of each piece
-        records: dict[str, tuple[TaskTemplate, re.Pattern[str]]] = {}  # list of records → (item template, first item and rest)
+        records: dict[str, tuple[TaskTemplate, re.Pattern[str], TaskTemplate | None]] = {}  # list of records → (item template, first item and rest, item without its optional part)
         seen: set[str] = set()
         n = len(pieces)
         for i, (literal, name) in enumerate(pieces):
@@ -768,10 +794,13 @@ class TaskTemplate:
                     sep = separator_regex((slot.transform or "each:,")[5:])
                     if slot.item is not None:  # records: each item of the item template
                         sub = _item_template(slot)
+                        head = _item_head(slot)
                         item = re.sub(r"\(\?P<\w+>", "(?:", sub._pattern)
+                        if head is not None:  # or the item without its optional part
+                            item = f"{item}|" + re.sub(r"\(\?P<\w+>", "(?:", head._pattern)
                         records[name] = (sub, re.compile(
                             f"(?P<item>{item})(?:(?:{sep})(?P<rest>(?:{item})(?:(?:{sep})(?:{item}))*))?", re.IGNORECASE | re.DOTALL
-                        ))
+                        ), head)
                     else:
                         item = shape_regex(slot.shape, "text") if slot.shape else SLOT_PATTERNS["word"]
                     regex_parts.append(f"(?P<{name}>(?:{item})(?:(?:{sep})(?:{item}))*)")
@@ -826,8 +855,8 @@ class TaskTemplate:
         for name, other in self._same:
             if _said(out[name]) != _said(out[other]):
                 return Refused("same", name, out[name], other)  # learned from one value said twice: another shape
-        for name, (sub, first) in self._records.items():  # type: ignore[union-attr]  # built with the regex
-            items = _records(out[name], sub, first)
+        for name, (sub, first, head) in self._records.items():  # type: ignore[union-attr]  # built with the regex
+            items = _records(out[name], sub, first, head)
             if items is None:
                 return Refused("records", name, out[name])
             out[name] = items

@@ -95,6 +95,7 @@ def evaluate(expr: Expr, results: list[Any], params: dict[str, Any]) -> Any:
         seq = evaluate(expr.seq, results, params)
         members = list(seq.values()) if type(seq) is dict else seq
         wanted = [(expr.field, evaluate(expr.key, results, params)), *((f, evaluate(v, results, params)) for f, v in expr.also)]
+        wanted = wanted[:1] + [(f, v) for f, v in wanted[1:] if v is not None]  # a value the task did not say picks by nothing
         found = [e for e in members if type(e) is dict and all(f in e and e[f] == v for f, v in wanted)]
         if not one(found):
             raise KeyError(expr.field)
@@ -145,8 +146,8 @@ def resolve(value: Any, path: tuple[Any, ...], params: dict[str, Any]) -> Any:
     for key in path:
         if isinstance(key, At):
             value = value[params[key.name]]
-        elif isinstance(key, Where):
-            wanted = [(key.field, params[key.name]), *((f, params[n]) for f, n in key.also)]
+        elif isinstance(key, Where):  # a further value the task did not say (an item's optional part) picks by nothing
+            wanted = [(key.field, params[key.name]), *((f, params[n]) for f, n in key.also if params[n] is not None)]
             found = [e for e in value if type(e) is dict and all(f in e and _same_type(e[f], w) and e[f] == w for f, w in wanted)]
             if not one(found):
                 raise KeyError(key)
@@ -374,7 +375,7 @@ def ambiguous(path: tuple[Any, ...], seen: list[tuple[Any, dict[str, Any]]]) -> 
 def picks_several(elements: Any, where: Where, params: dict[str, Any]) -> bool:
     """Whether ``where`` finds several different elements (the payment and the refund of one card)."""
     try:
-        wanted = [(where.field, params[where.name]), *((f, params[n]) for f, n in where.also)]
+        wanted = [(where.field, params[where.name]), *((f, params[n]) for f, n in where.also if params[n] is not None)]
     except KeyError:
         return False
     found = [e for e in elements if type(e) is dict and all(f in e and e[f] == w for f, w in wanted)]

@@ -86,8 +86,8 @@ def check(tool: object, learned: object, *, after: bool = False, **args: object)
 
 def pick(seq: object, field: str, value: object, *more: object) -> object:
     """The one element of ``seq`` whose ``field`` equals ``value`` (and each further field, value
-    pair in ``more``); the skill stops if there is not exactly one (copies equal in every field
-    count as one). A dict's values are its elements.
+    pair in ``more``, but a further value None: the task did not say it); the skill stops if there is
+    not exactly one (copies equal in every field count as one). A dict's values are its elements.
 
     Example:
         >>> pick([{"name": "mug", "sku": "M1"}, {"name": "lamp", "sku": "L2"}], "name", "lamp")["sku"]
@@ -99,7 +99,7 @@ def pick(seq: object, field: str, value: object, *more: object) -> object:
         seq = list(seq.values())
     if type(seq) is not list or len(more) % 2:
         raise GuardFailed(f"expected a list to pick {field} == {value!r} from")
-    wanted = [(field, value), *zip(more[::2], more[1::2], strict=True)]
+    wanted = [(field, value), *((f, v) for f, v in zip(more[::2], more[1::2], strict=True) if v is not None)]
     found = [e for e in seq if type(e) is dict and all(f in e and e[f] == v for f, v in wanted)]
     if not _one(found):
         how = "no element has" if not found else f"{len(found)} elements have"
