@@ -17,7 +17,7 @@ from dataclasses import replace
 from typing import Any
 
 from ._names import _fresh, _unnamed
-from ._template import CHOICE, IGNORED, NEGATION, Slot, TaskTemplate, choices, kind_union, shape_of, union_shape
+from ._template import CHOICE, IGNORED, NEGATION, Slot, TaskTemplate, choices, kind_union, shape_of, slot_kind, union_shape
 from ._trajectory import Trajectory
 
 __all__ = ["CHOICE_SLOT", "generalize", "ignores_data", "joined", "unrepeated", "widened", "wider_slot"]
@@ -26,6 +26,7 @@ __all__ = ["CHOICE_SLOT", "generalize", "ignores_data", "joined", "unrepeated", 
 _TOKEN = re.compile(r"\s*(?:\{\{|\}\}|\{[^{}]*\}|\w+|[^\w\s])")
 _MEANINGFUL = set("-+$\u20ac\u00a3\u00a5%")
 CHOICE_SLOT = "_1"
+_SPOKEN = frozenset({"text", "word"})  # kinds of a slot whose value is free text: it may take text a run left literal
 
 
 def generalize(a: TaskTemplate, b: TaskTemplate) -> TaskTemplate | None:
@@ -46,6 +47,11 @@ def generalize(a: TaskTemplate, b: TaskTemplate) -> TaskTemplate | None:
     if len(real_a) > len(b.slots):  # words ``named`` made slots are text in b: anti-unify them as ignored text
         a = _unnamed(a, {s.name for s in b.slots})
         real_a = [s for s in a.slots if s.kind not in (CHOICE, IGNORED)]
+    theirs = {s.name for s in b.slots}
+    # a value a's runs took where b's run said text it did not use (a note a run that wrote nothing
+    # left literal): b's text is one more value of a's slot, of its kind, if it says no negation
+    spoken = [s for s in real_a if s.name not in theirs and s.kind in _SPOKEN and not s.parts]
+    real_a = [s for s in real_a if s.name in theirs or s not in spoken]
     if any(s.kind in (CHOICE, IGNORED) for s in b.slots) or len(real_a) != len(b.slots):
         return None
     widened: dict[str, Slot] = {}
@@ -77,7 +83,12 @@ def generalize(a: TaskTemplate, b: TaskTemplate) -> TaskTemplate | None:
             if len(names) != 1 or any(t.strip() for t in region_a if not _placeholder(t)):
                 return None
             slot = by_name[names[0]]
-            if slot.kind == CHOICE and not choice_done:
+            if slot in spoken and names[0] not in widened:
+                kind = kind_union(slot.kind, slot_kind(text_b))
+                if kind is None or NEGATION.search(text_b):
+                    return None
+                widened[slot.name] = replace(slot, kind=kind, shape=union_shape(slot.shape, shape_of(text_b, kind)))
+            elif slot.kind == CHOICE and not choice_done:
                 alternatives = [*choices(slot), text_b]
                 if not all(_choosable(x, common) for x in alternatives):
                     return None
@@ -112,6 +123,8 @@ def generalize(a: TaskTemplate, b: TaskTemplate) -> TaskTemplate | None:
         text += "".join(ta[k:i1]) + placeholder
         k = i2
     text += "".join(ta[k:])
+    if any(s.name not in widened for s in spoken):
+        return None  # a slot of a that is neither b's nor text b said in its place
     slots = [widened.get(s.name, s) for s in a.slots] + [widened[n] for n in sorted(widened) if n not in by_name]
     try:
         return TaskTemplate(text.strip(), slots)

@@ -11,6 +11,7 @@ import functools
 import logging
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ._codegen import render_skill, skill_meta
@@ -24,7 +25,7 @@ from ._held import HeldRuns
 from ._lifting import discover_template, lift
 from ._numbers import NUMBER_RUNS, unformatted
 from ._records import optional_widened, records_widened
-from ._spec import Each, Param, Select, SkillSpec
+from ._spec import Const, Each, Param, Select, SkillSpec
 from ._template import LIST, MAX_TASK_CHARS, TaskTemplate, literal_tokens
 from ._trajectory import Trajectory
 from ._values import var_names
@@ -86,6 +87,21 @@ def _program_key(spec: SkillSpec) -> str:
     return repr(([s.tool for s in spec.steps], [unformatted(substitute(x, order)) for x in pairs]))
 
 
+def _may_branch(a: SkillSpec | None, b: SkillSpec) -> bool:
+    """Whether runs lifted as ``a`` and ``b`` may be branches of one skill (see ``branched``): the
+    one with fewer calls made only reads, and they are the other's first calls from the same
+    sources (the answers and later calls aside). A necessary condition, as ``_program_key`` is."""
+    if a is None:
+        return False
+    short, long = sorted((a, b), key=lambda s: len(s.steps))
+    n = len(short.steps)
+    if not n or any(not short.tools[st.tool].read for st in short.steps):
+        return False
+    return _program_key(replace(short, output=Const(None))) == _program_key(
+        replace(long, steps=long.steps[:n], output=Const(None))
+    )
+
+
 def _coarse(x: Any) -> Any:
     """``x`` with each ``Select`` picking by its first value only, and each ``Each`` naming its item's first part only."""
     if isinstance(x, Select):
@@ -101,7 +117,6 @@ def _coarse(x: Any) -> Any:
 
 def _without_captures(spec: SkillSpec) -> Any:
     """A spec with its check captures, runs and example values left out: what the skill does."""
-    from dataclasses import replace
 
     steps = tuple(replace(s, pre=tuple(g.kind for g in s.pre), post=tuple(g.kind for g in s.post)) for s in spec.steps)
     return replace(spec, steps=steps, runs=(), examples={}, task="")
@@ -492,8 +507,8 @@ class Learning:
             family = sorted(hot.by_template[text], key=lambda s: s.name)
             if any(v.edited for v in family):
                 continue
-            if not any(self._key_of(v) in (mine_key, None) for v in family):
-                continue  # no skill of the family makes this run's calls from its sources: none merges with it
+            if not any(self._key_of(v) in (mine_key, None) or _may_branch(self._program(v), spec) for v in family):
+                continue  # no skill of the family makes this run's calls from its sources (or its first reads): none takes it
             common: TaskTemplate | None = family[0].phrasing(text)
             for v in family[1:]:  # the variants' slots, widened to fit each other's texts
                 theirs = v.phrasing(text)

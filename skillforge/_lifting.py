@@ -357,14 +357,23 @@ class _Lifter(Selecting, Listing):
             self.alts[site] = tuple(o for o in others if o != chosen)
         return chosen
 
-    def _affixed(self, value: Any, hint: str) -> Fmt | None:
-        """A task token with punctuation around it: ``#W3614011`` when the task says ``W3614011``.
+    def _affixed(self, value: Any, hint: str) -> Param | Fmt | None:
+        """A value the task says with text added around it: ``#W3614011`` or ``INC-4820`` when the task
+        says ``W3614011`` or ``4820``.
 
-        What the task says beats a result that happens to hold the whole value (the
-        customer's third order), which would ignore the order the task names.
+        Discovering a template, the task's text becomes a slot that binds the whole value (transform
+        ``affix:#{}``), so a task that says it bare and one that says it whole take one parameter and
+        make the same calls. Unless the run also uses the bare text on its own (an answer that quotes
+        "#4820"): then the parameter is the bare text and the code adds the punctuation (``f"#{order_id}"``).
+        What the task says beats a result that happens to hold the whole value (the customer's third
+        order), which would ignore the order the task names.
         """
         if type(value) is not str:
             return None
+        if self.bound is None:
+            found = self._affix_param(value, hint)
+            if found is not None:
+                return found
         m = re.fullmatch(r"([^\w\s]*)(\w(?:[\w.@-]*\w)?)([^\w\s]*)", value)
         if m is None or not (m[1] or m[3]):
             return None
@@ -372,6 +381,43 @@ class _Lifter(Selecting, Listing):
         if core is None:
             return None
         return Fmt(tuple(p for p in (m[1], (core, ""), m[3]) if p != ""))
+
+    def _affix_param(self, value: str, hint: str) -> Param | None:
+        """A parameter for ``value`` bound from a task token it contains, with the rest as an affix.
+
+        The value is one token (no space); its part is cut at punctuation (``INC-`` + ``4820``, ``#`` +
+        ``W36``), said verbatim in the task; text added that has letters or digits (``INC-``) is taken only around
+        a token with a digit (an id's number). None when the run uses the token bare elsewhere.
+        """
+        if re.search(r"\s", value):
+            return None  # one token: an id, never a sentence around a value
+        for start, end in _cores(value):
+            core, before, after = value[start:end], value[:start], value[end:]
+            if re.search(r"\w", before + after) and not re.search(r"\d", core):
+                continue
+            if "{" in before + after or "}" in before + after or self._bare_elsewhere(core, value):
+                continue
+            found = self.spans.find(core)
+            if found is None or found[3] is not None or (found[0], found[1]) in self.params:
+                continue
+            s, e, kind, _how = found
+            name = self.namer.take(_ident(hint, "value"))
+            self.params[(s, e)] = (name, value, kind, f"affix:{before}{{}}{after}")
+            self.spans.claimed.append((s, e, name))
+            self._quotable(value, Param(name))
+            return Param(name)
+        return None
+
+    def _bare_elsewhere(self, core: str, whole: str) -> bool:
+        """Whether an argument or the answer says ``core`` other than inside ``whole``."""
+        bare = re.compile(rf"{TOKEN_START}{re.escape(core)}{TOKEN_END}")
+        texts = [v for c in self.traj.calls for v in _leaves(c.args)] + list(_leaves(self.traj.outcome.output))
+        for v in texts:
+            if type(v) in (int, float) and str(v) == core:
+                return True
+            if type(v) is str and bare.search(v.replace(whole, " ")):
+                return True
+        return False
 
     def _echo(self, call: int, value: Any) -> bool:
         """Whether ``value`` is among the arguments of ``call`` (any depth)."""
@@ -1029,6 +1075,15 @@ def expr_at(raw_steps: list[tuple[str, tuple[tuple[str, Expr], ...]]], output: E
         elif isinstance(expr, DictOf):
             expr = dict(expr.items)[key]  # type: ignore[index]
     return expr
+
+
+def _cores(value: str) -> list[tuple[int, int]]:
+    """Where a part of ``value`` cut at punctuation starts and ends (not the whole), longest first:
+    ``INC-4820`` → ``4820``, ``INC``; ``#W36`` → ``W36``."""
+    starts = [i for i in range(len(value)) if value[i].isalnum() and (i == 0 or not value[i - 1].isalnum())]
+    ends = [j for j in range(1, len(value) + 1) if value[j - 1].isalnum() and (j == len(value) or not value[j].isalnum())]
+    cut = [(i, j) for i in starts for j in ends if j - i >= 2 and (i, j) != (0, len(value))]
+    return sorted(cut, key=lambda ij: (ij[0] - ij[1], ij[0]))
 
 
 def _snake(name: str) -> str:

@@ -23,6 +23,7 @@ __all__ = [
     "UNUSED",
     "Slot",
     "TaskTemplate",
+    "affix_parts",
     "parse_date",
     "parse_mapping",
     "parse_number",
@@ -481,7 +482,24 @@ def transform(raw: str, how: str | None) -> Any:
     if how.startswith("date"):
         _, _, year = how.partition(":")
         return parse_date(raw, int(year) if year else None)
+    if how.startswith("affix:"):
+        before, after = affix_parts(how)
+        return f"{before}{raw}{after}"
     raise ValueError(f"unknown slot transform {how!r}")
+
+
+def affix_parts(how: str) -> tuple[str, str]:
+    """The text an ``affix:BEFORE{}AFTER`` transform puts before and after the text its slot bound.
+
+    Raises ValueError unless ``how`` is ``affix:`` and text with one ``{}`` and no other brace.
+    """
+    body = how[len("affix:"):] if how.startswith("affix:") else None
+    if body is None or body.count("{}") != 1 or body.replace("{}", "").count("{") or body.replace("{}", "").count("}"):
+        raise ValueError(f"an affix transform is 'affix:' and the value's text with '{{}}' where the task's text goes, not {how!r}")
+    before, _, after = body.partition("{}")
+    if not (before or after):
+        raise ValueError(f"an affix transform adds text before or after the task's text: {how!r} adds none")
+    return before, after
 
 
 class Refused(NamedTuple):
@@ -505,8 +523,10 @@ class Slot:
     ``transform`` is None (the text as written), ``"lower"`` / ``"upper"`` / ``"title"`` (case:
     "cycling helmet" for a record's "Cycling Helmet"),
     ``"squash"`` (runs of whitespace as one space),
-    ``"number"`` (``$1,200.50`` → 1200.5) or ``"date"`` / ``"date:YEAR"`` (to ISO,
-    with a year learned from the run when the task gives none).
+    ``"number"`` (``$1,200.50`` → 1200.5), ``"date"`` / ``"date:YEAR"`` (to ISO,
+    with a year learned from the run when the task gives none) or ``"affix:BEFORE{}AFTER"``
+    (the value is the text with what the run added around it: "4820" binds "INC-4820" under
+    ``"affix:INC-{}"``, so a task that says the bare number and one that says it whole bind one value).
     ``shape`` is the narrowest pattern that fits the text it was learned from
     (``shape_of``); without one the slot takes any text of its kind.
     ``same`` names an earlier slot whose text this one must equal: the two spans
