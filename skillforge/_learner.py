@@ -117,7 +117,6 @@ def _coarse(x: Any) -> Any:
 
 def _without_captures(spec: SkillSpec) -> Any:
     """A spec with its check captures, runs and example values left out: what the skill does."""
-
     steps = tuple(replace(s, pre=tuple(g.kind for g in s.pre), post=tuple(g.kind for g in s.post)) for s in spec.steps)
     return replace(spec, steps=steps, runs=(), examples={}, task="")
 
