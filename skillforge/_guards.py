@@ -125,7 +125,8 @@ class _Facts:
             if v and all(type(e) is dict for e in v):
                 self._elements(v, path)
                 for step, part in _keyed(v, self.params, self.dicts):  # the element the task names, less the field that names it
-                    self.walk(part, (*path, step), skip=step.field if isinstance(step, Where) else None)
+                    if not self._rewritten(step, part):
+                        self.walk(part, (*path, step), skip=step.field if isinstance(step, Where) else None)
             elif v:
                 self._members(v, path)
             return
@@ -155,6 +156,20 @@ class _Facts:
             for key in sorted(v):
                 if key not in taken and key != skip:
                     self.walk(v[key], (*path, key))
+
+    def _rewritten(self, step: At | Where, element: Any) -> bool:
+        """Whether ``element`` is one a write changed: in what a write returned, the element a task
+        value names alone (``pick(result['items'], 'name', item_name)``) where the task says more of
+        it (its options) that it no longer has. No facts of it: which element the name alone picks
+        rests on the list holding one of that name (an order may hold two), and they are read after
+        the write, when they can stop no write and the answer (if it reads the element, it picks
+        it itself) is no decision they inform."""
+        if self.read or not isinstance(step, Where) or step.also or type(element) is not dict:
+            return False
+        return any(
+            type(x) is dict and d.keys() <= x.keys() and any(x[k] != d[k] for k in d)
+            for x in element.values() for _n, d in self.dicts
+        )
 
     def _equalities(self, v: Any, path: tuple[str | int, ...]) -> None:
         if any(_same_type(v, e) and v == e for e in self.echoes):
