@@ -208,3 +208,13 @@ def test_a_run_naming_an_item_twice_is_a_run_of_the_list_skill_that_serves_the_o
     sold_out = "For #W4, modify Kettle {'color': 'blue', 'size': 'S'} to {'color': 'red'}; Lamp {'color': 'white'} to {'color': 'green'}; thanks."
     result, same = shadowed(swaps, forge, tmp, sold_out)
     assert result.source != "skill" and same  # a sold-out variant: the agent's decision, never a replay
+
+
+def test_facts_of_an_element_a_write_changed_stay_guards_where_another_write_follows() -> None:
+    # what a later write does may hang on the changed element: only the last write's result is exempt
+    run = modify_run("1", [("4001", "4003")], first=["6001"])
+    notify = Call(tool="notify", args={"order_id": "1"}, result={"sent": True})
+    tools = {**MODIFY_TOOLS, "notify": ToolRef(module="shop", qualname="notify", params=("order_id",))}
+    spec, source = learned([run.model_copy(update={"calls": [*run.calls, notify], "tools": tools})])
+    between = source.split("modify_result = modify(", 1)[1].split("notify(", 1)[0]
+    assert "pick(modify_result['items'], 'name', item_name)['price'] > 0" in between
