@@ -39,7 +39,8 @@ __all__ = ["HELPERS", "POLICY_VERSION", "RESERVED", "SAFE_BUILTINS", "Violation"
 
 # Changes whenever the policy refuses something it allowed before: a verdict cached under another
 # version (``Forge``'s state dir) is not trusted. 2: instance names never rebound, format specs bounded.
-POLICY_VERSION = 2
+# 3: ``distinct`` is a helper (a name no parameter or local may take).
+POLICY_VERSION = 3
 HELPERS = frozenset({"require", "has", "check", "pick", "values", "join", "near", "rank", "updated", "distinct"})
 RUNTIME_MODULE = "skillforge.runtime"
 SAFE_BUILTINS = frozenset(
