@@ -18,6 +18,7 @@ from typing import Any
 
 import jinja2
 
+from ._policy import RESERVED
 from ._values import EACH, var_names, walk_exprs
 from ._spec import At, Const, DictOf, Each, Early, Expr, Fmt, Guard, Join, Len, ListOf, Neg, Param, Ref, Select, SkillSpec, Update, Where
 from ._template import PHRASING, UNUSED, Slot
@@ -380,6 +381,20 @@ class _Renderer:
         lines.append(f"    return {out}{f'  # {note}' if note else ''}")
         return lines
 
+    def free(self, name: str) -> str:
+        """``name``, or ``name_2``, ``name_3``...: one no parameter, result, item, tool or helper has."""
+        spec = self.spec
+        taken = RESERVED | {s.name for s in spec.slots} | {p.name for s in spec.slots for p in s.parts} | set(self.vars.values())
+        steps = [*spec.steps, *(st for e in spec.early for st in e.steps)]
+        taken |= {st.var for st in steps if st.var} | {n for st in steps if st.each for n in var_names(st.each[1])}
+        taken |= {i for i, _o in spec.instances}
+        taken |= {r.qualname.rsplit(".", 1)[-1] for r in spec.tools.values()} | set(spec.tools)
+        taken |= {n for st in steps for _k, top in st.args for e in walk_exprs(top) if isinstance(e, Each) for n in var_names(e.var)}
+        out, k = name, 2
+        while out in taken:
+            out, k = f"{name}_{k}", k + 1
+        return out
+
     def guards(self, i: int, guards: tuple[Guard, ...]) -> list[str]:
         """The lines of ``guards`` on the result of step ``i``."""
         var = self.spec.steps[i].var
@@ -400,11 +415,16 @@ class _Renderer:
         lead = f"{step.var} = " if step.var else ""
         args = [(k, self.expr(v), _constant_note(v)) for k, v in step.args]
         lines = [self.guard(callee, g, "".join(f", {k}={code}" for k, code, _ in args)) for g in step.pre]
-        if step.each is not None:  # once per item of a list the task gives: the list of what each call returned
+        if step.each is not None:  # once per distinct argument the items of a list ask for: the list of what each call returned
             listed, item = step.each
+            per_item = [k for k, v in step.args if any(isinstance(x, Param) and x.name in var_names(item) for x in walk_exprs(v))]
+            var = self.free(per_item[0] if len(per_item) == 1 else f"{func}_args")
+            asked = ", ".join(code for k, code, _ in args if k in per_item)
+            passed = {k: (var if len(per_item) == 1 else f"{var}[{per_item.index(k)}]") if k in per_item else code for k, code, _ in args}
             lines.append(f"{lead}[")
-            lines.append(f"    {callee}(" + ", ".join(f"{k}={code}" for k, code, _ in args) + ")")
-            lines.append(f"    for {_names(item)} in {listed}")
+            lines.append(f"    {callee}(" + ", ".join(f"{k}={code}" for k, code in passed.items()) + ")")
+            asked = asked if len(per_item) == 1 else f"({asked})"
+            lines.append(f"    for {var} in distinct([{asked} for {_names(item)} in {listed}])")
             lines.append("]")
         elif (one_line := f"{lead}{callee}(" + ", ".join(f"{k}={code}" for k, code, _ in args) + ")") and (
             len(one_line) + 4 <= _LINE and not any(c for _, _, c in args)
@@ -535,6 +555,8 @@ def _imports(spec: SkillSpec) -> list[str]:
             for f in facts:
                 if f.kind == "chosen":  # the element a predicate picked: its expression says how
                     exprs_of_facts.append(f.value[0])
+    if any(step.each is not None for step in steps):
+        helpers.add("distinct")
     exprs = [e for step in steps for _k, e in step.args] + [spec.output, *(e.output for e in spec.early), *exprs_of_facts]
     if any(isinstance(e, Select) for top in exprs for e in walk_exprs(top)):
         helpers.add("pick")

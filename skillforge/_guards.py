@@ -72,7 +72,7 @@ class _Facts:
 
     def __init__(
         self, params: dict[str, Any], echoes: list[Any], used: frozenset[tuple[Any, ...]] = frozenset(), read: bool = True,
-        changes: frozenset[str] = frozenset(),
+        changes: frozenset[str] = frozenset(), last_write: bool = False,
     ) -> None:
         self.params = [(n, v) for n, v in params.items() if v is not None and type(v) in (str, int, float) and v != ""]
         # what the task says of an element (an item's options), not a change it asks for that happens to
@@ -81,6 +81,7 @@ class _Facts:
         self.echoes = echoes
         self.used = used  # paths the skill passes on or quotes: data, not a decision's input
         self.read = read
+        self.last_write = last_write  # what the run's last write returned: nothing written after reads it
         self.out: list[Guard] = []
         self.budget = _MAX_NODES
 
@@ -125,7 +126,8 @@ class _Facts:
             if v and all(type(e) is dict for e in v):
                 self._elements(v, path)
                 for step, part in _keyed(v, self.params, self.dicts):  # the element the task names, less the field that names it
-                    self.walk(part, (*path, step), skip=step.field if isinstance(step, Where) else None)
+                    if not self._rewritten(step, part):
+                        self.walk(part, (*path, step), skip=step.field if isinstance(step, Where) else None)
             elif v:
                 self._members(v, path)
             return
@@ -155,6 +157,20 @@ class _Facts:
             for key in sorted(v):
                 if key not in taken and key != skip:
                     self.walk(v[key], (*path, key))
+
+    def _rewritten(self, step: At | Where, element: Any) -> bool:
+        """Whether ``element`` is one the last write changed: in what it returned, the element a task
+        value names alone (``pick(result['items'], 'name', item_name)``) where the task says more of
+        it (its options) that it no longer has. No facts of it: which element the name alone picks
+        rests on the list holding one of that name (an order may hold two), and they are read after
+        the last write, when they can stop no write and the answer (if it reads the element, it
+        picks it itself) is no decision they inform."""
+        if not self.last_write or not isinstance(step, Where) or step.also or type(element) is not dict:
+            return False
+        return any(
+            type(x) is dict and d.keys() <= x.keys() and any(x[k] != d[k] for k in d)
+            for x in element.values() for _n, d in self.dicts
+        )
 
     def _equalities(self, v: Any, path: tuple[str | int, ...]) -> None:
         if any(_same_type(v, e) and v == e for e in self.echoes):
@@ -238,12 +254,13 @@ def derive_guards(
         if isinstance(e, Update) for p in walk_exprs(e.change) if isinstance(p, Param)
     )
     guards: list[list[Guard]] = []
+    last_write = max((i for i, c in enumerate(traj.calls) if not traj.tools.get(c.tool, _WRITE).read), default=-1)
     for i, call in enumerate(traj.calls):
         paths = sorted(used[i], key=lambda p: (len(p), repr(p)))
         has = [Guard("has", p, value_kind(_at(call.result, p))) for p in paths]
         # text the skill passes on or quotes must be there again (an empty tracking number is news)
         has += [Guard("len", p, "nonempty") for p in paths if type(_at(call.result, p)) is str and _at(call.result, p)]
-        facts = _Facts(params or {}, _leaves(call.args), frozenset(paths), traj.tools.get(call.tool, _WRITE).read, changes)
+        facts = _Facts(params or {}, _leaves(call.args), frozenset(paths), traj.tools.get(call.tool, _WRITE).read, changes, i == last_write)
         facts.walk(call.result, ())
         guards.append(has + facts.out)
     for i, step_args in enumerate(args):  # an amount a write takes from a result: its scale

@@ -731,9 +731,10 @@ def _lift_values(
     lifter: _Lifter, traj: Trajectory, blocks: dict[int, tuple[int, str]] | None = None
 ) -> tuple[list[tuple[str, tuple[tuple[str, Expr], ...]]], Expr, list[tuple[str, str | tuple[str, ...]] | None], list[tuple[int, int]]]:
     """The steps' arguments and the output, lifted call by call. ``blocks`` (first call → how many
-    calls, which list) are calls that may be one call per item of a list the template binds: each
-    such block whose every argument is one expression of the item (one at least reading it) is one
-    step, a *map step*, whose result is the list of the calls' results; the others are lifted call
+    calls, which list) are calls that may be one call per distinct argument of the items of a list
+    the template binds: each such block whose every argument is one expression of the item (one at
+    least reading it) is one step, a *map step*, whose result is the list of the calls' results
+    (see ``Listing._mapped``); the others are lifted call
     by call. Also returns, per step, the map's (list, item variable), and the blocks taken."""
     blocks = blocks or {}
     raw_steps: list[tuple[str, tuple[tuple[str, Expr], ...]]] = []
@@ -749,7 +750,7 @@ def _lift_values(
             n, listed = blocks[i]
             group = traj.calls[i : i + n]
             saved = lifter._state()
-            lifted = [lifter._per_item(listed, [c.args[k] for c in group], (step, (k,))) for k in keys]
+            lifted = lifter._mapped(listed, group, keys, step)
             if lifted and all(x is not None for x in lifted) and any(x[2] for x in lifted if x is not None):
                 raw_steps.append((call.tool, tuple((k, x[1]) for k, x in zip(keys, lifted, strict=True) if x is not None)))
                 eaches.append((listed, next(x[0] for x in lifted if x is not None)))
@@ -910,8 +911,8 @@ def lift(
     records = {s.name: tuple(p.name for p in s.parts) for s in template.slots if s.parts}
     blocks: dict[int, tuple[int, str]] = {}  # calls that may be one per item of a list the task gives
     for listed in sorted(n for n, v in bound.items() if type(v) is list and v):
-        for start in map_blocks(traj, len(bound[listed])):
-            blocks.setdefault(start, (len(bound[listed]), listed))
+        for start, n in map_blocks(traj, len(bound[listed])):
+            blocks.setdefault(start, (n, listed))
     lifter = _Lifter(traj, bound, prefer, records=records)
     raw_steps, output, eaches, taken = _lift_values(lifter, traj, blocks)
     run_hash = traj.hash

@@ -18,9 +18,9 @@ import re
 from typing import Any
 
 from ._guards import MISSING, derive_guards, fact_key, observe
-from ._spec import At, Each, Expr, Guard, Param, Select, Where
-from ._trajectory import Trajectory
-from ._values import ambiguous, bound_item, resolve, var_names, walk_exprs
+from ._spec import At, Const, Each, Expr, Guard, Param, Select, Where
+from ._trajectory import Call, Trajectory
+from ._values import ambiguous, bound_item, evaluate, resolve, var_names, walk_exprs
 
 __all__ = ["SEPARATOR", "Listing", "each_guards", "item_name", "joined_picks", "mentions", "substitute"]
 
@@ -56,6 +56,7 @@ class Listing:
     params: dict[tuple[int, int], tuple[str, Any, str, str | None]]
     scalars: list[tuple[str, Expr, int, str]]
     roll: bool
+    results: dict[int, Any]  # what each step returned so far
 
     def _each(self, value: list[Any], hint: str, site: tuple[int, tuple[str | int, ...]]) -> Each | None:
         """Template mode: ``value`` as the same expression of each item of a list the template binds."""
@@ -70,6 +71,50 @@ class Listing:
                 return Each(Param(name), found[0], found[1])
             self._restore(saved)  # type: ignore[attr-defined]
         return None
+
+    def _mapped(self, name: str, group: list[Call], keys: list[str], step: int) -> list[tuple[str | tuple[str, ...], Expr, bool] | None] | None:
+        """Each argument of ``group`` (calls of one read tool) lifted as one expression of the items of
+        the list ``name``, where the calls are one per distinct argument the items ask for, in the
+        order the items first ask for each (two items of one product: one read); None where they
+        are not. The item each call serves is the one whose value, by the expression the first
+        item's argument lifts as, is that call's argument; the item expressions then must agree."""
+        items = (self.bound or {})[name]
+        asked = [tuple(c.args[k] for k in keys) for c in group]
+        if len(group) > len(items) or any(_index(a, asked[:j]) is not None for j, a in enumerate(asked)):
+            return None  # more calls than items, or a read repeated: not one per distinct argument
+        served = list(range(len(group))) if len(group) == len(items) else self._served(name, group, keys, step, asked)
+        if served is None:
+            return None
+        return [self._per_item(name, [group[j].args[k] for j in served], (step, (k,))) for k in keys]
+
+    def _served(self, name: str, group: list[Call], keys: list[str], step: int, asked: list[tuple[Any, ...]]) -> list[int] | None:
+        """Per item of the list ``name``, the call of ``group`` it asks for: by what the first call's
+        arguments lift as for the first item, evaluated for each item; None where an item asks for
+        no call of the group, or the calls are not in the order the items first ask for them."""
+        items = (self.bound or {})[name]
+        var = self.records.get(name) or item_name(name)
+        outer = {k: x for k, x in (self.bound or {}).items() if k not in var_names(var)}
+        saved = self._state()  # type: ignore[attr-defined]
+        bound, said, item, item_values = self.bound, set(self.said), self.item, {k: set(v) for k, v in self.item_values.items()}
+        try:
+            self.bound, self.item = {**bound_item(var, items[0]), **outer}, (name, 0)
+            exprs = [self.lift(group[0].args[k], k, (step, (k,))) for k in keys]  # type: ignore[attr-defined]
+        finally:
+            self._restore(saved)  # type: ignore[attr-defined]
+            self.bound, self.said, self.item, self.item_values = bound, said, item, item_values
+        served: list[int] = []
+        for it in items:
+            params = {**outer, **bound_item(var, it)}
+            try:
+                wants = tuple(e.value if isinstance(e, Const) else evaluate(e, self.results, params) for e in exprs)  # type: ignore[arg-type]
+            except (KeyError, IndexError, TypeError, ValueError):
+                return None
+            j = _index(wants, asked)
+            if j is None:
+                return None
+            served.append(j)
+        first = [j for k, j in enumerate(served) if j not in served[:k]]
+        return served if first == list(range(len(group))) else None
 
     def _per_item(
         self, name: str, value: list[Any], site: tuple[int, tuple[str | int, ...]]
@@ -144,6 +189,11 @@ class Listing:
         self.params[(order[0][0], order[-1][1])] = (name, values, "list", "each:" + separators)
         self.scalars[:] = [s for s in self.scalars if not (isinstance(s[1], Param) and s[1].name in own)]
         return Each(Param(name), var, substitute(bodies[0], {own[0]: var}))
+
+
+def _index(value: Any, seen: list[Any]) -> int | None:
+    """Where ``value`` is in ``seen`` (equal, and of the same type, as ``distinct`` compares), or None."""
+    return next((j for j, x in enumerate(seen) if type(x) is type(value) and x == value), None)
 
 
 def joined_picks(exprs: list[Any], unsaid: list[set[str]]) -> Any:

@@ -10,7 +10,8 @@ the instance parameter itself (a parameter the file declares an instance for, ne
 rebound anywhere in the function: ``inventory = result`` would make
 ``inventory.append`` a list's), ``while``, ``try``, ``with``, ``raise``, ``del``,
 ``global``, nested ``def``/``class``/``lambda``, set and dict comprehensions and list
-comprehensions other than one plain ``for`` over a parameter or a result, ``**`` and
+comprehensions other than one plain ``for`` over a parameter, a result or the ``distinct``
+elements of such a comprehension, ``**`` and
 other powers and shifts, repetition of a literal sequence, ``*``/``**`` unpacking,
 format specs computed at run time or with a width or precision past 99, and names
 that shadow the helpers, the tools or the builtins (``RESERVED``).
@@ -38,8 +39,9 @@ __all__ = ["HELPERS", "POLICY_VERSION", "RESERVED", "SAFE_BUILTINS", "Violation"
 
 # Changes whenever the policy refuses something it allowed before: a verdict cached under another
 # version (``Forge``'s state dir) is not trusted. 2: instance names never rebound, format specs bounded.
-POLICY_VERSION = 2
-HELPERS = frozenset({"require", "has", "check", "pick", "values", "join", "near", "rank", "updated"})
+# 3: ``distinct`` is a helper (a name no parameter or local may take).
+POLICY_VERSION = 3
+HELPERS = frozenset({"require", "has", "check", "pick", "values", "join", "near", "rank", "updated", "distinct"})
 RUNTIME_MODULE = "skillforge.runtime"
 SAFE_BUILTINS = frozenset(
     {"len", "str", "int", "float", "bool", "format", "min", "max", "sum", "sorted", "any", "all", "round", "abs",
@@ -280,8 +282,12 @@ class _Checker:
         if not targets or not all(isinstance(t, ast.Name) for t in targets):  # the parts of a record: names too
             self.bad(gen.target, "comprehension", "a comprehension goes over one plain name (or the names of a record's parts)")
             return
-        if not over_param and (not self.from_results(gen.iter) or isinstance(gen.iter, ast.Call)):
-            self.bad(gen.iter, "comprehension", "comprehensions may only go over a parameter or values that came from tool results")
+        it = gen.iter  # distinct([... for item in items]): a sublist of a list that terminates
+        over_distinct = (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "distinct"
+                         and len(it.args) == 1 and not it.keywords and isinstance(it.args[0], ast.ListComp))
+        if not over_param and not over_distinct and (not self.from_results(gen.iter) or isinstance(gen.iter, ast.Call)):
+            self.bad(gen.iter, "comprehension", "comprehensions may only go over a parameter, values that came from "
+                     "tool results, or the distinct() elements of such a comprehension")
         for t in [t for t in targets if isinstance(t, ast.Name)]:
             if t.id in self.params:
                 self.bad(t, "shadowing", f"{t.id!r} would shadow a parameter")

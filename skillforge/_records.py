@@ -9,9 +9,10 @@ into one slot of kind ``list`` whose item is a template of its own
 of its parts' values.
 
 A run of such a task reads something for each item (the product of each item to exchange):
-consecutive calls of one read tool, one per item, are a *map step* (``fold``), lifted as one
-step that calls the tool for each item (``[get_product(product_id=...) for ... in items]``) and
-whose result is the list of what each call returned.
+consecutive calls of one read tool, one per distinct argument the items ask for (two items of one
+product: one read), are a *map step* (``fold``), lifted as one step that calls the tool once for
+each distinct argument (``[get_product(product_id=product_id) for product_id in distinct([...
+for ... in items])]``) and whose result is the list of what each call returned.
 
 Pure: no I/O.
 """
@@ -33,23 +34,30 @@ __all__ = ["fold", "folded_as", "map_blocks", "optional_widened", "record_templa
 _NUMBERED = re.compile(r"_\d+(?=_|$)")
 
 
-def map_blocks(traj: Trajectory, n: int) -> list[int]:
-    """Where a run may call one read tool once per item of a list of ``n`` items: the first call of
-    each longest stretch of exactly ``n`` consecutive calls of one read tool with the same
-    arguments' names, none of which failed or carries a tool's own check."""
-    out: list[int] = []
+def map_blocks(traj: Trajectory, n: int) -> list[tuple[int, int]]:
+    """Where a run may call one read tool once per distinct argument of the items of a list of
+    ``n`` items: the first call and the length of each longest stretch of one to ``n`` consecutive
+    calls of one read tool with the same arguments' names, none of which failed or carries a
+    tool's own check (two items of one product: one read of it)."""
+    out: list[tuple[int, int]] = []
     i = 0
     calls = traj.calls
     while i < len(calls):
-        j = i
-        while j + 1 < len(calls) and _alike(calls[i], calls[j + 1]):
-            j += 1
+        j = _stretch(calls, i)
         ref = traj.tools.get(calls[i].tool)
-        if j - i + 1 == n and ref is not None and ref.read and not ref.check and not ref.post_check:
-            if all(c.error is None for c in calls[i : j + 1]):
-                out.append(i)
-        i = j + 1
+        if j - i <= n and ref is not None and ref.read and not ref.check and not ref.post_check:
+            if all(c.error is None for c in calls[i:j]):
+                out.append((i, j - i))
+        i = j
     return out
+
+
+def _stretch(calls: list[Call], i: int) -> int:
+    """The end of the longest stretch of calls like ``calls[i]`` from ``i`` on."""
+    j = i + 1
+    while j < len(calls) and _alike(calls[i], calls[j]):
+        j += 1
+    return j
 
 
 def _alike(a: Call, b: Call) -> bool:
@@ -83,14 +91,21 @@ def fold(traj: Trajectory, blocks: list[tuple[int, int]]) -> Trajectory:
 
 def folded_as(traj: Trajectory, each: list[tuple[str, Any] | None], examples: dict[str, Any]) -> Trajectory:
     """``traj`` folded as a skill lifted from it has its steps (``each``: per step, the list a map
-    step goes over, or None), so that step ``k`` of the skill is call ``k`` of the run."""
+    step goes over, or None), so that step ``k`` of the skill is call ``k`` of the run: a map step
+    is the stretch of like calls where it starts, one to as many as the list's items."""
     blocks: list[tuple[int, int]] = []
     i = 0
     for e in each:
-        n = len(examples.get(e[0]) or ()) if e is not None else 1
-        if e is not None:
-            blocks.append((i, n))
-        i += n
+        if e is None:
+            i += 1
+            continue
+        if i >= len(traj.calls):
+            return traj
+        m = _stretch(traj.calls, i) - i
+        if m > len(examples.get(e[0]) or ()):
+            return traj
+        blocks.append((i, m))
+        i += m
     return fold(traj, blocks) if blocks and i == len(traj.calls) else traj
 
 

@@ -17,7 +17,7 @@ interrupted). Compiling rewrites them:
   ``MAX_INT_BITS``; so do ``sum()`` and the ``join`` helper; ``%``, f-strings,
   ``str()``, ``repr()`` and ``format()`` are charged as soon as they are made
   (their widths are capped, so each piece is small), and, inside loops, where copies add up,
-  ``sorted()``, ``list()``, ``dict()`` and the ``values`` and ``updated`` helpers; ``format()`` and ``%`` refuse widths and
+  ``sorted()``, ``list()``, ``dict()`` and the ``values``, ``updated`` and ``distinct`` helpers; ``format()`` and ``%`` refuse widths and
   precisions past 99 (the policy refuses them in f-strings); ``round()`` takes
   at most 400 digits either way.
 
@@ -192,7 +192,7 @@ def _sum(items: Any, /, start: Any = 0) -> Any:
 
 
 _GUARDED_OPS = {ast.Add: "_add_", ast.Mult: "_mul_", ast.Mod: "_mod_"}
-_COPIES = frozenset({"sorted", "list", "dict", "values", "updated"})  # charged inside loops (see _copied)
+_COPIES = frozenset({"sorted", "list", "dict", "values", "updated", "distinct"})  # charged inside loops (see _copied)
 
 
 class _Budgeted(RestrictingNodeTransformer):
@@ -294,7 +294,7 @@ def load_function(
         if mod == RUNTIME_MODULE:
             return SimpleNamespace(
                 require=runtime.require, has=runtime.has, check=runtime.check, pick=runtime.pick, values=runtime.values,
-                join=runtime.join, near=runtime.near, rank=runtime.rank, updated=runtime.updated,
+                join=runtime.join, near=runtime.near, rank=runtime.rank, updated=runtime.updated, distinct=runtime.distinct,
             )
         if mod in modules:
             if not fromlist:

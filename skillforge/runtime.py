@@ -13,7 +13,7 @@ from ._values import near as _near
 from ._values import one as _one
 from ._tools import current_run, spend_built
 
-__all__ = ["check", "has", "join", "near", "pick", "rank", "require", "updated", "values"]
+__all__ = ["check", "distinct", "has", "join", "near", "pick", "rank", "require", "updated", "values"]
 
 
 def require(condition: object, why: str) -> None:
@@ -106,6 +106,23 @@ def pick(seq: object, field: str, value: object, *more: object) -> object:
         said = " and ".join(f"{f} == {v!r}" for f, v in wanted)
         raise GuardFailed(f"{how} {said}, so which one to use is not the learned decision")
     return found[0]
+
+
+def distinct(items: object) -> list[object]:
+    """The elements of ``items`` (a list) without repeats, each where it first appears: the
+    arguments of a read made once per distinct argument (two items of one product: one read).
+
+    Example:
+        >>> distinct(["9100", "9200", "9100"])
+        ['9100', '9200']
+    """
+    if type(items) is not list:
+        raise GuardFailed(f"expected a list to take the distinct elements of, got {type(items).__name__}")
+    out: list[object] = []
+    for x in items:
+        if not any(type(y) is type(x) and y == x for y in out):
+            out.append(x)
+    return out
 
 
 def updated(base: object, change: object) -> dict[str, object]:
