@@ -392,6 +392,8 @@ def _after_write(
     if joint is None or sa is None or sb is None:
         return None
     folded = [folded_as(run, [st.each for st in spec.steps], spec.examples) for spec, run in zip(specs, runs, strict=True)]
+    sa = _as_read(sa, joint, w, [(specs[k], folded[k]) for k in first])
+    sb = _as_read(sb, joint, w, [(specs[k], folded[k]) for k in other])
     when = _telling_apart(
         sa, sb, [(specs[k], folded[k]) for k in first], [(specs[k], folded[k]) for k in other], last, start=w, kinds=_RESULT_KINDS,
         more_b=_aligned(specs[other[0]], evidence),
@@ -405,6 +407,37 @@ def _after_write(
     early = Early(last, when, (*shared, *(sa.steps[i].guards for i in range(w, last + 1))), sa.output)
     every = tuple(dict.fromkeys(h for spec in specs for h in spec.runs))
     return replace(sb, steps=steps, runs=every, early=(early,))
+
+
+def _as_read(spec: SkillSpec, joint: SkillSpec, w: int, group: list[tuple[SkillSpec, Trajectory]]) -> SkillSpec:
+    """``spec`` (the runs of one answer after the write) with each text fact of what the write and later
+    calls returned, on a field that held in every one of its runs what a read before the write showed
+    there (the order's city, which changing its payment left as it was), judged as that read's fact
+    was over all the runs (``joint``): not guarded where they showed it to be an attribute. The
+    group's own runs are fewer: a city seen twice there is no switch the agent's answer turned on."""
+    steps = list(spec.steps)
+    for i in range(w, len(steps)):
+        guards = []
+        for g in steps[i].guards:
+            note = next(
+                (u for j in range(w) for u in joint.steps[j].guards
+                 if g.kind == "eq" and u.kind == "unguarded" and u.path == g.path and _same_there(group, i, j, g.path)),
+                None,
+            )
+            guards.append(note or g)
+        steps[i] = replace(steps[i], guards=tuple(guards))
+    return replace(spec, steps=tuple(steps))
+
+
+def _same_there(group: list[tuple[SkillSpec, Trajectory]], i: int, j: int, path: tuple[Any, ...]) -> bool:
+    """Whether the results of calls ``i`` and ``j`` held the same value at ``path`` in every run."""
+    for spec, run in group:
+        try:
+            if resolve(run.calls[i].result, path, spec.examples) != resolve(run.calls[j].result, path, spec.examples):
+                return False
+        except (KeyError, IndexError, TypeError):
+            return False
+    return True
 
 
 def _chained(

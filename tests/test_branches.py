@@ -263,3 +263,31 @@ def test_a_forge_learns_one_file_for_a_write_that_succeeded_and_one_refused_and_
     world(**{"card-15": {"status": "frozen"}})
     frozen = forge.solve("Pay A-5 with card-15.")
     assert frozen.source in ("agent", "skill+agent") and frozen.output == "card-15 cannot pay." and CARDS["paid"] == []
+
+
+def city_run(order_id: str, card: str, city: str, *, declined: bool = False) -> Trajectory:
+    """``pay_run`` where the card's record says its holder's city, and a payment made returns the card's record
+    with it, as it was read (paying changed nothing there)."""
+    run = pay_run(order_id, card, declined=declined)
+    read = {**run.calls[0].result, "city": city}
+    paid = run.calls[1].result if declined else {**run.calls[1].result, "city": city}
+    calls = [run.calls[0].model_copy(update={"result": read}), run.calls[1].model_copy(update={"result": paid})]
+    return run.model_copy(update={"calls": calls})
+
+
+def test_a_field_the_write_returned_as_it_was_read_is_judged_by_every_run_that_read_it() -> None:
+    # six runs read six cities (an attribute: which holder, not what to do); two of them paid, and the
+    # payment returned the city as read: after the write, that field is the read's fact, not a switch of
+    # the two cities the paying runs happened to show
+    cities = ["Austin", "Boston", "Chicago", "Denver", "El Paso", "Fresno"]
+    runs = [city_run(f"A-{k}", f"card-1{k}", c, declined=k > 1) for k, c in enumerate(cities)]
+    spec = learned(runs)
+    assert not isinstance(spec, Rejected) and len(spec.early) == 1
+    source = render_skill(spec)
+    assert "pay_result['city'] is one of" not in source and "pay_result['city'] took 6 different values" in source
+    assert prove_all(source, spec, [city_run("A-7", "card-17", "Gary")]) is None
+    # a field the write returned otherwise than it was read is a fact of the write's own
+    changed = [r.model_copy(update={"calls": [r.calls[0], r.calls[1].model_copy(update={"result": {**r.calls[1].result, "city": "Hub"}})]})
+               if isinstance(r.calls[1].result, dict) else r for r in runs]
+    source = render_skill(learned(changed))
+    assert "pay_result['city'] == 'Hub'" in source
