@@ -18,13 +18,11 @@ import pytest
 from skillforge._codegen import render_skill
 from skillforge._compile import prove_all
 from skillforge._exceptions import GuardFailed
-from skillforge._learning import spec_from_runs
 from skillforge._lifting import Rejected, discover_template, lift
 from skillforge._policy import check_policy
-from skillforge._template import TaskTemplate
 from skillforge._trajectory import Call, Outcome, ToolRef, Trajectory
 from skillforge.runtime import distinct
-from tests.test_records import CATALOGUE, PRODUCT_ID, PRODUCT_OF, TOOLS, exchange_run, product
+from tests.test_records import CATALOGUE, PRODUCT_ID, PRODUCT_OF, TOOLS, exchange_run, learned, product
 from tests.toolsets import swaps
 from tests.toolsets._shadowing import open_world, shadowed
 
@@ -42,16 +40,6 @@ def once(run: Trajectory) -> Trajectory:
             seen.append(c.args)
         calls.append(c)
     return run.model_copy(update={"calls": calls})
-
-
-def learned(runs: list[Trajectory]) -> tuple[Any, str]:
-    template = discover_template(runs[0])
-    assert isinstance(template, TaskTemplate), template
-    spec = spec_from_runs(runs, name="exchange_items", template=template)
-    assert not isinstance(spec, Rejected), spec
-    source = render_skill(spec)
-    assert prove_all(source, spec, runs) is None
-    return spec, source
 
 
 TWICE = once(exchange_run("7", [("4001", "4002"), ("4003", "4002")]))  # two kettles: one read of the kettle

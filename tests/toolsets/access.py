@@ -15,18 +15,9 @@ from collections.abc import Callable
 from typing import Any
 
 from tests.toolsets._continuing import continuing
+from tests.toolsets._worlds import dict_world
 
-W: dict[str, Any] = {}
-
-
-def load(world: dict[str, Any]) -> None:
-    W.clear()
-    W.update(copy.deepcopy(world))
-    W.setdefault("writes", [])
-
-
-def state() -> dict[str, Any]:
-    return copy.deepcopy(W)
+W, load, state = dict_world()  # the current world; load(world) makes a deep copy of one current
 
 
 def get_user(username: str) -> dict:

@@ -21,6 +21,7 @@ from typing import Any
 
 from tests.toolsets import _shadowing
 from tests.toolsets._continuing import continuing
+from tests.toolsets._worlds import connect
 
 DB: dict[str, Path] = {}
 TOOLBOX: dict[str, Any] = {}  # name → the callable the agent uses (a Forge's recording wrapper)
@@ -43,9 +44,7 @@ def make_world(path: Path) -> Path:
 
 
 def _db() -> sqlite3.Connection:
-    db = sqlite3.connect(DB["path"])
-    db.row_factory = sqlite3.Row
-    return db
+    return connect(DB["path"])
 
 
 def get_user(username: str) -> dict:

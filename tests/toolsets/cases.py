@@ -14,20 +14,9 @@ import re
 from typing import Any
 
 from tests.toolsets.safety import Tools
+from tests.toolsets._worlds import dict_world
 
-W: dict[str, Any] = {}
-
-
-def load(world: dict[str, Any]) -> None:
-    """Make a deep copy of ``world`` the current world."""
-    W.clear()
-    W.update(copy.deepcopy(world))
-    W.setdefault("writes", [])
-
-
-def state() -> dict[str, Any]:
-    """A deep copy of the current world."""
-    return copy.deepcopy(W)
+W, load, state = dict_world()  # the current world; load(world) makes a deep copy of one current
 
 
 def get_case(case_id: str) -> dict:

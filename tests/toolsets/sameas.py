@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.toolsets._continuing import continuing
+from tests.toolsets._worlds import connect
 
 DB: dict[str, Path] = {}
 TOOLBOX: dict[str, Any] = {}
@@ -40,9 +41,7 @@ def make_world(path: Path) -> Path:
 
 
 def _db() -> sqlite3.Connection:
-    db = sqlite3.connect(DB["path"])
-    db.row_factory = sqlite3.Row
-    return db
+    return connect(DB["path"])
 
 
 def find_customer(email: str) -> dict:
