@@ -8,6 +8,7 @@ shop, shadowed by its agent alone from the same starting state.
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -501,3 +502,29 @@ def test_a_read_a_clause_names_only_in_passing_is_the_run_of_the_request_that_ac
     split = split_run(alone)
     assert isinstance(split, Split), split
     assert [c.args for c in split.runs[1].calls if c.tool == "get_order"] == [{"order_id": "W11"}, {"order_id": "W12"}]
+
+
+def aside_agent(task: str, transcript: Any = None) -> str:
+    """The shop's agent, for messages whose requests may name another order in passing, in brackets
+    ("Ship order #W12 to 5 Oak Lane (as for #W11)."): it reads past the brackets."""
+    return shop.agent(re.sub(r" \([^)]*\)", "", task), transcript)
+
+
+def test_a_request_that_names_another_requests_order_in_passing_is_learned_and_served_alone(tmp_path: Path) -> None:
+    forge = shop.open_shop(tmp_path, aside_agent)
+    try:
+        # the agent read W11 for the cancel, and the shipping clause names W11 only in passing: the
+        # shipping request's run is its own reads and write, so it is learned despite the cancel of W11
+        first, same = shop.shadowed(forge, tmp_path, "I'm ana@example.com. Cancel order #W11 because it was a mistake. "
+                                    "Ship order #W12 to 5 Oak Lane (as for #W11).", aside_agent)
+        assert first.source == "agent" and same and first.not_learned is None
+        assert first.learned is not None and len(first.learned.split(", ")) == 2
+        # a message of that shipping request alone is served by its skill, as the agent alone serves it
+        # (the order named in passing is no value the skill takes: learned from one run, it is the same)
+        alone, same = shop.shadowed(forge, tmp_path, "I'm ana@example.com. Ship order #W14 to 3 Bay Road (as for #W11).", aside_agent)
+        assert alone.source == "skill" and same, alone.handover
+        assert [c.tool for c in alone.calls] == ["find_customer", "get_order", "ship_to"]
+        assert alone.output == "Order #W14 now ships to 3 Bay Road."
+    finally:
+        forge.close()
+        shop.TOOLBOX.clear()
