@@ -33,7 +33,10 @@ Everything here is learned from the run, never from words of a dataset:
 - a read no call uses, of values said after the first write's, may be a request of its own (a
   question: "..., and tell me where order #W2 is"), when the answer has a part for it;
 - a read belongs to every request that acts after it and whose writes it feeds (through the data
-  flow) or whose values it names (a read is safe to make again, so it may serve several); a read of
+  flow) or whose values it names (a read is safe to make again, so it may serve several), and to the
+  requests of the reads it is made from; a request whose clause names its values only in passing
+  ("ship #W2 to 5 Oak Lane, as I asked for #W1": no act of it uses them, or what the read returned)
+  has it only when no other request that names them acts on them; a read of
   the opening's values (or of a closing's, whole sentences after the last request: "... My email is
   ana@x.com."), or of nothing the message says, that no single request needs is the prelude's, part
   of every request's run (a composed message's skills each make the prelude's reads again: a call
@@ -397,6 +400,10 @@ def _split(traj: Trajectory, facts: _Facts, parts: list[tuple[int, int]], senten
         users = {request_of[w] for w in writes if r in deps[w]}
         fed = set().union(*(owners[j] for j in refs_of[r] if j not in shared))
         homes = {q for q in homes if any(w > r and request_of[w] == q for w in acts)} or homes  # not for a request done
+        # a clause that names the read's values only in passing ("ship #W2 there, as for #W1") has it only
+        # when no other clause that names them acts on them (uses them, or what the read returned)
+        acting = {request_of[w] for w in acts if (params_of[w] | facts.said_params_of[w]) & set(said) or r in deps[w]}
+        homes = homes & acting or homes
         fed = {q for q in fed if any(w > r and request_of[w] == q for w in acts)} or fed
         if opening and not users or not said and not fed:
             shared.add(r)

@@ -8,6 +8,7 @@ shop, shadowed by its agent alone from the same starting state.
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -460,3 +461,70 @@ def test_a_read_made_after_a_request_is_done_is_not_part_of_its_run() -> None:
     assert isinstance(split, Split), split
     assert [c.tool for c in split.runs[0].calls] == ["find_customer", "get_order", "ship_to"]  # no read after its write
     assert [c.tool for c in split.runs[1].calls] == ["find_customer", "get_order", "get_product", "ship_to"]
+
+
+def test_a_read_a_clause_names_only_in_passing_is_the_run_of_the_request_that_acts_on_it() -> None:
+    # the second clause names order W11 only to say where it wants W12 shipped; the agent read W11 (and
+    # the product it holds) for the first request, which acts on it: that read, and the read fed from
+    # it, are the first request's alone, so the second request's run is the one its skill makes alone
+    tools = TOOLS | {"get_product": ToolRef(module="tests.toolsets.shop", qualname="get_product", read=True, params=("product_id",))}
+    traj = Trajectory(task="I'm ana@example.com. Ship order #W11 to the store that made it. "
+                           "Ship order #W12 to 5 Oak Lane, as I asked for #W11.", calls=[
+        Call(tool="find_customer", args={"email": "ana@example.com"}, result=ANA),
+        Call(tool="get_order", args={"order_id": "W11"}, result=order("W11") | {"product": "p7"}),
+        Call(tool="get_product", args={"product_id": "p7"}, result={"id": "p7", "store": "9 Mill Road"}),
+        Call(tool="ship_to", args={"order_id": "W11", "address": "9 Mill Road"}, result={"order_id": "W11"}),
+        Call(tool="get_order", args={"order_id": "W12"}, result=order("W12")),
+        Call(tool="ship_to", args={"order_id": "W12", "address": "5 Oak Lane"}, result={"order_id": "W12"}),
+    ], outcome=Outcome(ok=True, output="Order #W11 now ships to 9 Mill Road. Order #W12 now ships to 5 Oak Lane."), tools=tools)
+    split = split_run(traj, importable=False)
+    assert isinstance(split, Split), split
+    assert [c.tool for c in split.runs[0].calls] == ["find_customer", "get_order", "get_product", "ship_to"]
+    assert [(c.tool, c.args) for c in split.runs[1].calls] == [
+        ("find_customer", {"email": "ana@example.com"}), ("get_order", {"order_id": "W12"}),
+        ("ship_to", {"order_id": "W12", "address": "5 Oak Lane"}),
+    ]
+    # the second request read nothing the first one's write changed: its run is learned from
+    assert split.fresh == (True, True)
+    # a read the naming clause alone has a use for stays in its run: the agent looked W11 up for it
+    alone = run(
+        "I'm ana@example.com. Cancel order #W13 because it was a mistake. Ship order #W12 to 5 Oak Lane, as I asked for #W11.",
+        [
+            ("find_customer", {"email": "ana@example.com"}, ANA),
+            ("get_order", {"order_id": "W13"}, order("W13")),
+            ("cancel_order", {"order_id": "W13", "reason": "it was a mistake"}, {"order_id": "W13", "status": "cancelled"}),
+            ("get_order", {"order_id": "W11"}, order("W11")),
+            ("get_order", {"order_id": "W12"}, order("W12")),
+            ("ship_to", {"order_id": "W12", "address": "5 Oak Lane"}, {"order_id": "W12", "address": "5 Oak Lane"}),
+        ],
+        "Cancelled order #W13. Order #W12 now ships to 5 Oak Lane.",
+    )
+    split = split_run(alone)
+    assert isinstance(split, Split), split
+    assert [c.args for c in split.runs[1].calls if c.tool == "get_order"] == [{"order_id": "W11"}, {"order_id": "W12"}]
+
+
+def aside_agent(task: str, transcript: Any = None) -> str:
+    """The shop's agent, for messages whose requests may name another order in passing, in brackets
+    ("Ship order #W12 to 5 Oak Lane (as for #W11)."): it reads past the brackets."""
+    return shop.agent(re.sub(r" \([^)]*\)", "", task), transcript)
+
+
+def test_a_request_that_names_another_requests_order_in_passing_is_learned_and_served_alone(tmp_path: Path) -> None:
+    forge = shop.open_shop(tmp_path, aside_agent)
+    try:
+        # the agent read W11 for the cancel, and the shipping clause names W11 only in passing: the
+        # shipping request's run is its own reads and write, so it is learned despite the cancel of W11
+        first, same = shop.shadowed(forge, tmp_path, "I'm ana@example.com. Cancel order #W11 because it was a mistake. "
+                                    "Ship order #W12 to 5 Oak Lane (as for #W11).", aside_agent)
+        assert first.source == "agent" and same and first.not_learned is None
+        assert first.learned is not None and len(first.learned.split(", ")) == 2
+        # a message of that shipping request alone is served by its skill, as the agent alone serves it
+        # (the order named in passing is no value the skill takes: learned from one run, it is the same)
+        alone, same = shop.shadowed(forge, tmp_path, "I'm ana@example.com. Ship order #W14 to 3 Bay Road (as for #W11).", aside_agent)
+        assert alone.source == "skill" and same, alone.handover
+        assert [c.tool for c in alone.calls] == ["find_customer", "get_order", "ship_to"]
+        assert alone.output == "Order #W14 now ships to 3 Bay Road."
+    finally:
+        forge.close()
+        shop.TOOLBOX.clear()
