@@ -184,9 +184,7 @@ def _lift_said(traj: Trajectory, template: TaskTemplate, importable: bool) -> Sk
     """``traj`` lifted under ``template``, numbers its answer says as text taken as text: what it does, to
     compare with a skill (whether such numbers are learned is ``spec_from_runs``'s say, on every run)."""
     lifted = lift(traj, template=template, importable=importable)
-    if isinstance(lifted, Rejected) and lifted.numbers:
-        return lift(traj, template=template, importable=importable, literal=lifted.numbers)
-    return lifted
+    return lifted.as_text or lifted if isinstance(lifted, Rejected) else lifted
 
 
 class Learning:
@@ -257,9 +255,9 @@ class Learning:
 
     def _learn(self, traj: Trajectory, family: TaskTemplate | None) -> Compiled | Rejected:
         spec = lift(traj, template=family, importable=self.importable_skills)
-        numbers = spec if isinstance(spec, Rejected) and spec.numbers else None  # said as text? this run is evidence
+        numbers = spec if isinstance(spec, Rejected) and spec.as_text is not None else None  # said as text? this run is evidence
         if numbers is not None:
-            spec = lift(traj, template=family, importable=self.importable_skills, literal=numbers.numbers)
+            spec = numbers.as_text
         if isinstance(spec, Rejected):
             return numbers or spec
         hot = self._index()

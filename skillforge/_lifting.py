@@ -23,7 +23,7 @@ import keyword
 import re
 from collections import deque
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ._guards import derive_guards
@@ -32,7 +32,7 @@ from ._names import checked_ids
 from ._policy import RESERVED
 from ._records import fold, map_blocks, record_template
 from ._runchecks import coincidences, element_ref, positional_pins, quoted_item, tied_constant, unexplained_numbers
-from ._selecting import Selecting, _dig, _singular, referred
+from ._selecting import Selecting, _dig, _singular, own_key, referred
 from ._spans import TOKEN_END, TOKEN_START, TaskSpans, pieces
 from ._spec import Const, DictOf, Each, Expr, Fmt, Guard, Join, Len, ListOf, Neg, Param, Ref, Select, SkillSpec, Step, Update
 from ._template import CHOICE, IGNORED, LIST, PHRASING, SLOT_PATTERNS, Slot, TaskTemplate, _said, parse_mapping, shape_of, union_shape
@@ -61,10 +61,12 @@ class Rejected:
 
     ``numbers``: where that is only numbers the answer says as its own text, which nothing explains
     (a computed value?), each as ``(the answer's literal text it stands in, the number)``: runs of
-    other worlds that say them there too may learn them as text (``_numbers``)."""
+    other worlds that say them there too may learn them as text (``_numbers``). ``as_text``: the run
+    lifted with those numbers as text, what it does (whether it is learned so is for its runs to say)."""
 
     reason: str
     numbers: frozenset[tuple[str, str]] = frozenset()
+    as_text: SkillSpec | None = field(default=None, repr=False, compare=False)
 
 
 def _ident(text: str, fallback: str) -> str:
@@ -229,8 +231,8 @@ class _Lifter(Selecting, Listing):
         src = self.index.get(key)
         if src is None:
             return None
-        if type(value) is str and value in src[1][:-1]:  # a record's id under its own key: finding it needs it
-            src = next(((c, p) for c, p in self.sources.get(key, []) if value not in p[:-1]), src)
+        if own_key(value, src[1]):  # a source elsewhere, where there is one
+            src = next(((c, p) for c, p in self.sources.get(key, []) if not own_key(value, p)), src)
         self.referenced.add(src[0])
         if _is_scalar(value):
             for c, p in self.sources.get(key, []):  # prefer the element a selection already chose
@@ -900,6 +902,7 @@ def lift(
     problem = _check_run(traj, importable)
     if problem is not None:
         return problem
+    given = template
     if template is None:
         found = discover_template(traj, importable=importable, literal=literal)
         if isinstance(found, Rejected):
@@ -926,11 +929,12 @@ def lift(
     unexplained = [place for place in unexplained_numbers(output, traj.task) if place not in literal]
     if unexplained:
         # were it text, would the run be a skill? Then runs of other worlds that say it there too may learn it so
-        whole = lift(traj, name=name, template=template, prefer=prefer, importable=importable, literal=literal | set(unexplained))
+        whole = lift(traj, name=name, template=given, prefer=prefer, importable=importable, literal=literal | set(unexplained))
         return Rejected(
             f"the answer says {unexplained[0][1]!r}, which neither the task nor a tool result explains (a computed value?); "
             "not learned, since another world would need another number",
             frozenset(unexplained) if isinstance(whole, SkillSpec) else frozenset(),
+            whole if isinstance(whole, SkillSpec) else None,
         )
 
     guards = [list(g) for g in derive_guards(traj, [a for _t, a in raw_steps], output, bound)]

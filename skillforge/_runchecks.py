@@ -17,7 +17,7 @@ from ._spec import Const, DictOf, Each, Expr, Fmt, Guard, ListOf, Param, Ref, Se
 from ._trajectory import Trajectory
 from ._values import var_names, walk_exprs
 
-__all__ = ["coincidences", "element_ref", "positional_pins", "quoted_item", "tied_constant", "unexplained_number", "unexplained_numbers"]
+__all__ = ["coincidences", "element_ref", "positional_pins", "quoted_item", "tied_constant", "unexplained_numbers"]
 
 
 def unexplained_numbers(output: Expr, task: str) -> list[tuple[str, str]]:
@@ -32,12 +32,6 @@ def unexplained_numbers(output: Expr, task: str) -> list[tuple[str, str]]:
             if m.group().replace(",", "") not in said and (text, m.group()) not in out:
                 out.append((text, m.group()))
     return out
-
-
-def unexplained_number(output: Expr, task: str) -> str | None:
-    """A number written in the answer's own text that the task does not say."""
-    found = unexplained_numbers(output, task)
-    return found[0][1] if found else None
 
 
 def tied_constant(

@@ -21,7 +21,13 @@ from ._values import _categorical, collection, evaluate, one, walk_exprs
 if TYPE_CHECKING:
     from ._spans import TaskSpans
 
-__all__ = ["Selecting", "referred"]
+__all__ = ["Selecting", "own_key", "referred"]
+
+
+def own_key(value: Any, path: tuple[str | int, ...]) -> bool:
+    """Whether ``path`` reaches ``value`` under a key equal to it: a record's id under its own key
+    (``cards['card_7']['id']``), which is no source of that id, since finding it there needs it."""
+    return type(value) is str and value in path[:-1]
 
 
 class Selecting:
@@ -116,7 +122,7 @@ class Selecting:
         """A source of ``value`` outside the record at ``inside`` of ``call``'s result, and not a
         record's id under its own key (finding it there needs it)."""
         for c, p in self.sources.get(f"{type(value).__name__}:{value!r}", []):
-            if (c != call or p[: len(inside)] != inside) and value not in p[:-1]:
+            if (c != call or p[: len(inside)] != inside) and not own_key(value, p):
                 self.referenced.add(c)
                 return Ref(c, p)
         return None
@@ -210,7 +216,7 @@ class Selecting:
     def _earlier(self, value: Any, call: int) -> Ref | None:
         """A source of ``value`` in a result from before the list's own call (so not derived from it)."""
         for c, p in self.sources.get(f"{type(value).__name__}:{value!r}", []):
-            if c < call and value not in p[:-1]:  # (a record's id under its own key is found by itself)
+            if c < call and not own_key(value, p):
                 self.referenced.add(c)
                 return Ref(c, p)
         return None

@@ -94,9 +94,8 @@ def evaluate(expr: Expr, results: list[Any], params: dict[str, Any]) -> Any:
     if isinstance(expr, Select):
         seq = evaluate(expr.seq, results, params)
         members = list(seq.values()) if type(seq) is dict else seq
-        wanted = [(expr.field, evaluate(expr.key, results, params)), *((f, evaluate(v, results, params)) for f, v in expr.also)]
-        wanted = wanted[:1] + [(f, v) for f, v in wanted[1:] if v is not None]  # a value the task did not say picks by nothing
-        found = [e for e in members if type(e) is dict and all(f in e and e[f] == v for f, v in wanted)]
+        pairs = wanted((expr.field, evaluate(expr.key, results, params)), [(f, evaluate(v, results, params)) for f, v in expr.also])
+        found = [e for e in members if type(e) is dict and all(f in e and e[f] == v for f, v in pairs)]
         if not one(found):
             raise KeyError(expr.field)
         return _at(found[0], expr.rest)
@@ -131,6 +130,17 @@ def one(found: list[Any]) -> bool:
     return bool(found) and all(e == found[0] and _same_type(e, found[0]) for e in found[1:])
 
 
+def wanted(first: tuple[str, Any], more: Any) -> list[tuple[str, Any]]:
+    """The (field, value) pairs a pick compares: the first, and each further one whose value is not
+    None (an item's optional part the task did not say picks by nothing).
+
+    Example:
+        >>> wanted(("name", "Mug"), [("options", None), ("size", "L")])
+        [('name', 'Mug'), ('size', 'L')]
+    """
+    return [first, *((f, v) for f, v in more if v is not None)]
+
+
 def _at(value: Any, path: tuple[str | int, ...]) -> Any:
     for key in path:
         value = value[key]
@@ -146,9 +156,9 @@ def resolve(value: Any, path: tuple[Any, ...], params: dict[str, Any]) -> Any:
     for key in path:
         if isinstance(key, At):
             value = value[params[key.name]]
-        elif isinstance(key, Where):  # a further value the task did not say (an item's optional part) picks by nothing
-            wanted = [(key.field, params[key.name]), *((f, params[n]) for f, n in key.also if params[n] is not None)]
-            found = [e for e in value if type(e) is dict and all(f in e and _same_type(e[f], w) and e[f] == w for f, w in wanted)]
+        elif isinstance(key, Where):
+            pairs = wanted((key.field, params[key.name]), [(f, params[n]) for f, n in key.also])
+            found = [e for e in value if type(e) is dict and all(f in e and _same_type(e[f], w) and e[f] == w for f, w in pairs)]
             if not one(found):
                 raise KeyError(key)
             value = found[0]
@@ -375,8 +385,8 @@ def ambiguous(path: tuple[Any, ...], seen: list[tuple[Any, dict[str, Any]]]) -> 
 def picks_several(elements: Any, where: Where, params: dict[str, Any]) -> bool:
     """Whether ``where`` finds several different elements (the payment and the refund of one card)."""
     try:
-        wanted = [(where.field, params[where.name]), *((f, params[n]) for f, n in where.also if params[n] is not None)]
+        pairs = wanted((where.field, params[where.name]), [(f, params[n]) for f, n in where.also])
     except KeyError:
         return False
-    found = [e for e in elements if type(e) is dict and all(f in e and e[f] == w for f, w in wanted)]
+    found = [e for e in elements if type(e) is dict and all(f in e and e[f] == w for f, w in pairs)]
     return len(found) > 1 and not one(found)

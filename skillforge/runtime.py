@@ -11,6 +11,7 @@ from ._guards import rank as _rank
 from ._values import collect_values
 from ._values import near as _near
 from ._values import one as _one
+from ._values import wanted as _wanted
 from ._tools import current_run, spend_built
 
 __all__ = ["check", "distinct", "has", "join", "near", "pick", "rank", "require", "updated", "values"]
@@ -99,11 +100,11 @@ def pick(seq: object, field: str, value: object, *more: object) -> object:
         seq = list(seq.values())
     if type(seq) is not list or len(more) % 2:
         raise GuardFailed(f"expected a list to pick {field} == {value!r} from")
-    wanted = [(field, value), *((f, v) for f, v in zip(more[::2], more[1::2], strict=True) if v is not None)]
-    found = [e for e in seq if type(e) is dict and all(f in e and e[f] == v for f, v in wanted)]
+    pairs = _wanted((field, value), zip(more[::2], more[1::2], strict=True))
+    found = [e for e in seq if type(e) is dict and all(f in e and e[f] == v for f, v in pairs)]
     if not _one(found):
         how = "no element has" if not found else f"{len(found)} elements have"
-        said = " and ".join(f"{f} == {v!r}" for f, v in wanted)
+        said = " and ".join(f"{f} == {v!r}" for f, v in pairs)
         raise GuardFailed(f"{how} {said}, so which one to use is not the learned decision")
     return found[0]
 
