@@ -75,9 +75,12 @@ class TaskSpans:
                     out.append((m.start(), m.end(), kind, "lower"))
                 elif raw != value and raw.upper() == value:
                     out.append((m.start(), m.end(), kind, "upper"))
-                elif raw != value and raw.title() == value and value != value.lower() and re.search(r"\w[\s-]\w", value):
-                    # "cycling helmet" for "Cycling Helmet": a name of several words (one capitalised
-                    # word is as often the first word of a sentence: "Order 1042 is shipped")
+                elif raw != value and raw.title() == value and value != value.lower() and (
+                    re.search(r"\w[\s-]\w", value) or raw in (raw.lower(), raw.upper())
+                ):
+                    # "cycling helmet" for "Cycling Helmet": a name of several words; or one word the task
+                    # writes all in capitals or all in lower case ("AARAV", "yusuf" for "Aarav", "Yusuf").
+                    # A capitalised word written as is may be only the first word of a sentence.
                     out.append((m.start(), m.end(), kind, "title"))
             if _ISO_DATE.fullmatch(value):
                 year = int(value[:4])
