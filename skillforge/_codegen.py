@@ -227,8 +227,10 @@ class _Renderer:
                 distinct, runs = g.value
                 return f"# not guarded: {target} took {distinct} different values in {runs} runs that acted alike"
             case "combo":
-                facts, seen = g.value
+                facts, seen, *worded = g.value
                 codes = [self.fact_code(var_of, fact) for var_of, fact in facts]
+                if worded:  # phrasings whose words set no condition also take worlds other such words were seen in
+                    return self._worded(facts, codes, seen, *worded[0])
                 if len(codes) == 1:  # one fact: the values the runs showed
                     kind = _kind_of(facts[0][1])
                     shown = [_literal(kind, c[0]) for c in seen]
@@ -295,6 +297,28 @@ class _Renderer:
         if type(observed) is bool:
             return code if observed else f"not ({code})"
         return f"({code}) == {_literal(g.kind, observed)}"
+
+    def _worded(self, facts: Any, codes: list[str], seen: Any, at: int, shared: Any, free: Any) -> str:
+        """``require`` that the facts are a combination some run showed, or, said in a phrasing of
+        ``free`` (words that name none of them and set no condition), one of the worlds ``shared``."""
+        kinds = [_kind_of(fact) for _c, fact in facts]
+        world = [k for k in range(len(codes)) if k != at]
+
+        def rows(combos: Any, where: list[int]) -> str:
+            shown = ["(" + ", ".join(_literal(kinds[k], c[j]) for j, k in enumerate(where)) + ("," if len(where) == 1 else "") + ")"
+                     for c in combos]
+            return "(" + ", ".join(shown) + ("," if len(shown) == 1 else "") + ")"
+
+        lhs = "(" + ", ".join(codes) + ")"
+        wlhs = "(" + ", ".join(codes[k] for k in world) + ("," if len(world) == 1 else "") + ")"
+        phrasings = "(" + ", ".join(repr(p) for p in free) + ("," if len(free) == 1 else "") + ")"
+        said = f"({wlhs} in {rows(shared, world)} and {codes[at]} in {phrasings})"
+        why = (f"{wlhs} is a combination runs showed in phrasings {', '.join(map(str, free))} (words that name none "
+               f"of these facts and set no condition), and the task was said in one of them")
+        if seen:
+            said = f"{said} or {lhs} in {rows(seen, list(range(len(codes))))}"
+            why += f"; or {lhs} is a combination some learned run showed"
+        return f"require({said}, {why!r})"
 
     def fact_code(self, call: int, g: Guard) -> str:
         """The expression whose value a fact records (for a combination of facts)."""

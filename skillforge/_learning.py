@@ -49,6 +49,7 @@ from ._records import folded_as
 from ._spec import At, Early, Expr, Guard, Param, Ref, SkillSpec, Step, Where
 from ._template import CHOICE, IGNORED, LIST, PHRASING, Slot, TaskTemplate, choices
 from ._trajectory import Trajectory
+from ._wording import Wording, literal, shared_worlds, strict
 from ._values import EACH, _leaves, ambiguous, bound_item, enum_like, resolve, walk_exprs
 
 logger = logging.getLogger(__name__)
@@ -121,9 +122,9 @@ def spec_from_runs(
     extra = tuple((t.text, t.slots) for t in phrasings)
     if len(specs) == 1 and not phrasings and not evidence:
         return specs[0]
-    merged = merge(specs, runs, phrased=len(every) if phrasings else 0, evidence=evidence)
+    merged = merge(specs, runs, phrased=tuple(literal(t) for t in every) if phrasings else (), evidence=evidence)
     if merged is None:
-        merged = branched(specs, runs, phrased=len(every) if phrasings else 0, evidence=evidence)
+        merged = branched(specs, runs, phrased=tuple(literal(t) for t in every) if phrasings else (), evidence=evidence)
     if merged is not None and evidence:
         merged = replace(merged, evidence=tuple(run.hash for run in evidence))
     if merged is None:
@@ -157,11 +158,11 @@ def _picked_alike(specs: list[SkillSpec], template: TaskTemplate) -> list[SkillS
 
 
 def merge(
-    specs: list[SkillSpec], runs: list[Trajectory], *, phrased: int = 0, evidence: tuple[Trajectory, ...] = (),
+    specs: list[SkillSpec], runs: list[Trajectory], *, phrased: Wording = (), evidence: tuple[Trajectory, ...] = (),
 ) -> SkillSpec | None:
     """One skill for runs (``specs[i]`` lifted from ``runs[i]``) that made the same calls from the same sources, or None.
 
-    ``phrased``: how many phrasings the skill has, if several: the runs' tasks may be said in any
+    ``phrased``: the literal words of each of the skill's phrasings, if several: the runs' tasks may be said in any
     of them, as long as they take the same parameters, and which one is a fact. ``evidence``: see
     ``spec_from_runs``."""
     first = specs[0]
@@ -257,13 +258,13 @@ def merge(
             else:
                 varied.append((i, g, seen + pooled))
     said = [spec.examples.get(PHRASING, 0) for spec in specs] + [MISSING] * len(others)
-    if phrased > 1:  # the words a task is said in are a switch: combined with the facts runs saw with them
-        varied.append((0, Guard("said", (), phrased), said))
+    if len(phrased) > 1:  # the words a task is said in are a switch: combined with the facts runs saw with them
+        varied.append((0, Guard("said", (), len(phrased)), said))
     for slot in first.slots:  # texts a choice said are facts too: never combined with other facts no run showed with them
         if slot.kind == CHOICE and varied and len({tuple(_said_texts(spec, slot.name)) for spec in specs}) > 1:
             logger.debug("runs not merged: a choice said other texts where other facts varied: %s", slot.name)
             return None
-    _combine(kept, varied, len(specs) + len(others), core, _answer_only(first))
+    _combine(kept, varied, len(specs) + len(others), core, _answer_only(first), phrased)
     steps = tuple(
         Step(tool=s.tool, args=s.args, var=s.var, guards=tuple(kept[i]), pre=s.pre, post=s.post, each=s.each)
         for i, s in enumerate(first.steps)
@@ -285,7 +286,7 @@ def merge(
 
 
 def branched(
-    specs: list[SkillSpec], runs: list[Trajectory], *, phrased: int = 0, evidence: tuple[Trajectory, ...] = (),
+    specs: list[SkillSpec], runs: list[Trajectory], *, phrased: Wording = (), evidence: tuple[Trajectory, ...] = (),
 ) -> SkillSpec | None:
     """One skill for runs of one template that acted in two ways, where one way is the other's first
     reads and an answer ("already a member": read, answer; otherwise read, write, answer), or both
@@ -365,7 +366,7 @@ def branched(
 
 
 def _after_write(
-    specs: list[SkillSpec], runs: list[Trajectory], groups: list[list[int]], phrased: int, evidence: tuple[Trajectory, ...] = (),
+    specs: list[SkillSpec], runs: list[Trajectory], groups: list[list[int]], phrased: Wording, evidence: tuple[Trajectory, ...] = (),
 ) -> SkillSpec | None:
     """One skill for runs that made the same calls, writes among them, and gave two answers ("I could
     not change it (Error: ...)" / "I changed it"): what a write returned told them apart. The reads
@@ -441,7 +442,7 @@ def _same_there(group: list[tuple[SkillSpec, Trajectory]], i: int, j: int, path:
 
 
 def _chained(
-    specs: list[SkillSpec], runs: list[Trajectory], groups: list[list[int]], phrased: int, evidence: tuple[Trajectory, ...] = (),
+    specs: list[SkillSpec], runs: list[Trajectory], groups: list[list[int]], phrased: Wording, evidence: tuple[Trajectory, ...] = (),
 ) -> SkillSpec | None:
     """One skill for runs of one template that acted in three or more ways, each way but the last the
     first reads of the next and an answer ("already a member" after reading the user; "restricted"
@@ -458,7 +459,7 @@ def _chained(
 
 
 def _first_branch(
-    specs: list[SkillSpec], runs: list[Trajectory], first: list[int], rest: list[int], phrased: int,
+    specs: list[SkillSpec], runs: list[Trajectory], first: list[int], rest: list[int], phrased: Wording,
     evidence: tuple[Trajectory, ...] = (),
 ) -> SkillSpec | None:
     """The runs ``first`` as the first branch of the skill of the runs ``rest`` (``branched`` again)."""
@@ -643,7 +644,7 @@ def _said_texts(spec: SkillSpec, name: str) -> list[str]:
 
 def _combine(
     kept: list[list[Guard]], varied: list[tuple[int, Guard, list[Any]]], n_runs: int, core: Callable[[int, Guard], bool],
-    answer_only: int | None = None,
+    answer_only: int | None = None, wording: Wording = (),
 ) -> None:
     """Guards for the facts that varied: each on its own where the runs showed every combination
     (and context facts always, see ``_relevance``), else jointly.
@@ -665,7 +666,7 @@ def _combine(
             full *= len(set(v[2]) - {MISSING})
         alone = [v for v in varied if v[0] == i and not core(v[0], v[1])]
         if here and len(combos) < full:
-            kept[i].append(Guard("combo", (), (tuple((c, g) for c, g, _s in upto), tuple(combos))))
+            kept[i].append(_worded(upto, combos, n_runs, joint, wording))
         else:
             alone += here  # every combination was seen: each fact on its own
         for call, g, seen in sorted(alone, key=lambda v: varied.index(v)):
@@ -677,6 +678,29 @@ def _combine(
             else:
                 kept[i].append(Guard("combo", (), (((call, g),), tuple((a,) for a in allowed))))
 
+
+
+def _worded(
+    upto: list[tuple[int, Guard, list[Any]]], combos: list[tuple[Any, ...]], n_runs: int,
+    joint: list[tuple[int, Guard, list[Any]]], wording: Wording,
+) -> Guard:
+    """The guard that the facts ``upto`` are a combination some run showed (``combos``), where one of
+    them may be the phrasing the task was said in: then a phrasing whose words set no condition on
+    the facts also takes the worlds runs said in such words showed (see ``_wording``)."""
+    facts = tuple((c, g) for c, g, _s in upto)
+    at = next((k for k, (_c, g, _s) in enumerate(upto) if g.kind == "said"), None)
+    if at is None or not wording or len(upto) < 2:
+        return Guard("combo", (), (facts, tuple(combos)))
+    said = upto[at][2]
+    seen = sorted({p for p in said[:n_runs] if p is not MISSING})
+    named = [(g, s) for _c, g, s in joint if g.kind != "said"]
+    free = {p for p in seen if not strict(wording[p], named)}
+    worlds = [tuple(v[2][r] for k, v in enumerate(upto) if k != at) for r in range(n_runs)]
+    shared = shared_worlds(worlds, said[:n_runs], free)
+    if not shared:
+        return Guard("combo", (), (facts, tuple(combos)))
+    rest = tuple(c for c in combos if not (c[at] in free and c[:at] + c[at + 1 :] in shared))
+    return Guard("combo", (), (facts, rest, (at, shared, tuple(sorted(free)))))
 
 # facts whose value is read off a result at a path, with task values named in the path or as the
 # related value only: what a run by another route observes the same way

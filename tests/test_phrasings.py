@@ -185,3 +185,77 @@ def test_phrasings_that_differ_only_in_a_name_collapse_into_one_template(tmp_pat
     two = spec_from_runs([a, other], name="send_reset", template=first, phrasings=templates(other))
     assert not isinstance(two, Rejected)
     assert _collapsed(skill_from(tmp_path / "two.py", render_skill(two), skill_meta(two)), wider, [a, other, c]) is None
+
+
+# -- phrasings that say the request in other words take the worlds other such words were seen in ----------
+
+SAID = {
+    "send": "Send {} a password reset link.",
+    "please": "Please reset the password for {}.",
+    "thanks": "Reset the password of {}, thanks!",
+    "sales": "Reset the password of {} since they work in sales.",  # names a value the facts took
+    "not": "Do not wait for a ticket, reset the password of {} now.",  # a negation
+}
+
+
+def dept_run(said: str, username: str, dept: str, mfa: bool) -> Trajectory:
+    return Trajectory(
+        task=SAID[said].format(username),
+        calls=[
+            Call(tool="get_user", args={"username": username}, result={"username": username, "dept": dept, "mfa": mfa}),
+            Call(tool="reset_password", args={"username": username}, result={"sent": True}),
+        ],
+        outcome=Outcome(ok=True, output=f"Sent a password reset link to {username}."),
+        tools=TOOLS,
+    )
+
+
+def worded_skill(runs: list[Trajectory]) -> tuple[Any, str]:
+    first, *rest = templates(*runs)
+    others: list[TaskTemplate] = []
+    for t in rest:
+        if t.text != first.text and all(t.text != o.text for o in others):
+            others.append(t)
+    spec = spec_from_runs(runs, name="send_reset", template=first, phrasings=tuple(others))
+    assert not isinstance(spec, Rejected), spec
+    return spec, render_skill(spec)
+
+
+LEARNED = [
+    dept_run("send", "ana.ruiz", "sales", True),
+    dept_run("please", "bo.chen", "eng", False),
+    dept_run("please", "cy.diaz", "sales", True),
+    dept_run("thanks", "dee.fox", "eng", False),
+    dept_run("send", "eve.gray", "hr", True),  # hr: seen said one way only
+    dept_run("sales", "fay.lim", "sales", False),
+    dept_run("not", "gus.ng", "eng", False),
+]
+
+
+def test_a_phrasing_that_sets_no_condition_takes_worlds_two_other_phrasings_were_seen_in() -> None:
+    spec, source = worded_skill(LEARNED)
+    assert prove_all(source, spec, LEARNED) is None
+    assert "(words that name none of these facts and set no condition)" in source
+    # "thanks" was seen only with (eng, False); sales with MFA on was seen said two other plain ways
+    assert prove_all(source, spec, [dept_run("thanks", "hal.ito", "sales", True)]) is None
+    assert prove_all(source, spec, [dept_run("send", "ivy.ma", "eng", False)]) is None
+
+
+def test_worlds_no_run_showed_and_values_one_phrasing_showed_are_still_misses() -> None:
+    spec, source = worded_skill(LEARNED)
+    # issue #9's rule holds for the world: (eng, True) no run showed, whatever the words
+    assert prove_all(source, spec, [dept_run("please", "jo.kim", "eng", True)]) is not None
+    # hr was seen only said one way: what those words allowed is not taken for others
+    assert prove_all(source, spec, [dept_run("please", "kai.oh", "hr", True)]) is not None
+    assert prove_all(source, spec, [dept_run("send", "lea.wu", "hr", True)]) is None  # as seen
+
+
+def test_words_that_name_a_fact_or_negate_keep_only_their_own_worlds() -> None:
+    spec, source = worded_skill(LEARNED)
+    # "since they work in sales" names a value the department took: only (sales, False), as its run
+    assert prove_all(source, spec, [dept_run("sales", "max.yu", "eng", False)]) is not None
+    assert prove_all(source, spec, [dept_run("sales", "max.yu", "sales", True)]) is not None
+    assert prove_all(source, spec, [dept_run("sales", "ned.po", "sales", False)]) is None
+    # a negation: only its own world
+    assert prove_all(source, spec, [dept_run("not", "oli.qi", "sales", True)]) is not None
+    assert prove_all(source, spec, [dept_run("not", "pia.re", "eng", False)]) is None

@@ -1,0 +1,100 @@
+"""Which words a task was said in, as a fact of a skill of several phrasings.
+
+A skill of several phrasings keeps, with its other switch-like facts, the phrasing each run was said
+in, so that words which set a condition ("unlock X if they are in sales", "don't unlock anything,
+just reset X's password") never replay in a world those words were not seen in. Kept strictly, that
+rule asks every phrasing to meet every combination of facts on its own, and a request said a new
+way is handed over until it has.
+
+This module decides when a phrasing may take the worlds its skill's other phrasings were seen in,
+acting alike (in one branch of the skill). A phrasing may when its own words can set no condition on
+those worlds, as far as the runs can tell:
+
+- it was seen acting this way (in this branch) at least once;
+- its literal words (the template without its slots) hold no negation and no word of condition
+  ("if", "unless", "only", "except", "even", ...);
+- its literal words name none of the facts that varied: no field name on their paths and no value
+  any run saw them take ("sales", "locked", "MFA").
+
+The worlds it may take are combinations of the facts that a run said in such words showed together
+(so issue #9's rule holds: no combination of world facts that no run showed together replays), each
+value of which runs said in at least two such phrasings showed (a value only one phrasing was seen
+with, an account that was "disabled" when someone asked to unlock it "even though she left", may be
+what that phrasing's words allowed). Every other phrasing keeps exactly the combinations its own runs
+showed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from ._guards import MISSING
+from ._spec import Guard
+from ._template import NEGATION, TaskTemplate
+
+__all__ = ["CONDITION", "Wording", "literal", "shared_worlds", "strict"]
+
+# words that make a request depend on something: never taken as saying the same as other words
+CONDITION = re.compile(
+    r"\b(?:if|unless|only|except|but|even|instead|otherwise|regardless|anyway|whether|provided|when)\b", re.IGNORECASE,
+)
+_SLOT = re.compile(r"\{[^{}]*\}")
+_WORD = re.compile(r"[^\W_]+")
+
+Wording = tuple[str, ...]  # the literal text of each phrasing of a skill, by its index
+
+
+def literal(template: TaskTemplate) -> str:
+    """The words of ``template`` that no slot takes."""
+    return _SLOT.sub(" ", template.text)
+
+
+def _singular(word: str) -> str:
+    return word[:-1] if len(word) > 3 and word.endswith("s") else word
+
+
+def _words(text: str) -> set[str]:
+    """The words of ``text``, lower-cased, each also without a plural's "s"."""
+    return {form for w in _WORD.findall(text.lower()) for form in (w, _singular(w))}
+
+
+def _named(fact: Guard, seen: Sequence[Any]) -> list[set[str]]:
+    """The names of ``fact``, each as the set of its words: its fields' names and the texts of the
+    values runs saw (``"on hold"`` is named where both words are said)."""
+    names = [str(step).replace("_", " ") for step in fact.path if type(step) is str]
+    names += [v for v in seen if type(v) is str]
+    out = []
+    for name in names:
+        words = {w for w in _WORD.findall(name.lower()) if len(w) > 2}
+        if words:
+            out.append(words)
+    return out
+
+
+def strict(text: str, facts: Sequence[tuple[Guard, Sequence[Any]]]) -> bool:
+    """Whether the words ``text`` may set a condition on ``facts`` (each a fact and what runs saw of it):
+    a negation, a word of condition, or words naming one of them."""
+    if NEGATION.search(text) or CONDITION.search(text):
+        return True
+    mine = _words(text)
+    return any(all(_singular(w) in mine for w in name) for g, seen in facts for name in _named(g, seen))
+
+
+def shared_worlds(
+    worlds: Sequence[tuple[Any, ...]], said: Sequence[Any], free: set[int],
+) -> tuple[tuple[Any, ...], ...]:
+    """The combinations of world facts (``worlds[r]``: what run ``r`` saw) that a run said in a free
+    phrasing (one of ``free``; ``said[r]`` is run ``r``'s) showed, each of whose values runs said in
+    at least two free phrasings showed. Runs that saw no value of some fact (``MISSING``) show none."""
+    with_value: list[dict[Any, set[Any]]] = [{} for _ in worlds[0]] if worlds else []
+    for w, p in zip(worlds, said, strict=True):
+        if p in free and MISSING not in w:
+            for k, v in enumerate(w):
+                with_value[k].setdefault(v, set()).add(p)
+    out = {
+        w for w, p in zip(worlds, said, strict=True)
+        if p in free and MISSING not in w and all(len(with_value[k][v]) >= 2 for k, v in enumerate(w))
+    }
+    return tuple(sorted(out, key=repr))
