@@ -1,0 +1,138 @@
+"""The only element of a list, quoted in an answer, is the whole list listed (issue #10).
+
+"ali.khan is in: github-org." from a user with one group is ``join(user['groups'], ...)``, the
+program runs of users with several groups ("bo.chen is in: staff, vpn-users, wiki.") have, not
+``user['groups'][0]``: so the runs are one program and merge. One element does not show how two
+or more are separated: alone, such a run serves one-element lists only (a longer one is a miss,
+never a guess at the separator); with a run that listed more, it serves what that run showed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from skillforge._codegen import render_skill
+from skillforge._compile import prove_all
+from skillforge._learning import same_program, spec_from_runs
+from skillforge._lifting import Rejected, discover_template, lift
+from skillforge._spec import Join
+from skillforge._template import TaskTemplate
+from skillforge._trajectory import Call, Outcome, ToolRef, Trajectory
+from skillforge._values import walk_exprs
+from skillforge.runtime import join
+
+TOOLS = {"get_user": ToolRef(module="desk", qualname="get_user", read=True, params=("username",))}
+ASKED = "Which groups is {} in?"
+SAID_OTHERWISE = "{} needs a laptop. Actually, never mind, just tell me which groups he is in."
+
+
+def groups_run(username: str, groups: list[str], said: str = ASKED, sep: str = ", ") -> Trajectory:
+    """The agent reads the user and lists the groups as they are, joined by ``sep``."""
+    user = {"username": username, "groups": groups, "status": "active"}
+    return Trajectory(task=said.format(username), calls=[Call(tool="get_user", args={"username": username}, result=user)],
+                      outcome=Outcome(ok=True, output=f"{username} is in: {sep.join(groups)}."), tools=TOOLS)
+
+
+def learned(runs: list[Trajectory]) -> Any:
+    template = discover_template(runs[0])
+    assert isinstance(template, TaskTemplate)
+    return spec_from_runs(runs, name="skill", template=template)
+
+
+def served(spec: Any, n: int, sep: str = ", ") -> str | None:
+    """None if the skill gives the agent's answer for a user with ``n`` groups; else why not."""
+    why = prove_all(render_skill(spec), spec, [groups_run("eve.gray", ["kilo", "lima", "mike", "oscar"][:n], sep=sep)])
+    return None if why is None else why.reason
+
+
+def joins(spec: Any) -> list[Join]:
+    return [e for e in walk_exprs(spec.output) if isinstance(e, Join)]
+
+
+def test_the_only_element_quoted_is_the_list_joined_and_serves_one_element_lists_only() -> None:
+    spec = learned([groups_run("ali.khan", ["github-org"])])
+    assert not isinstance(spec, Rejected), spec
+    [listed] = joins(spec)
+    assert listed.sep is None  # the run showed no separator
+    source = render_skill(spec)
+    assert "join(user['groups'], None)" in source and "user['groups'][0]" not in source
+    assert "require(len(user['groups']) == 1," in source
+    assert served(spec, 1) is None
+    for n in (2, 3):  # a longer list is a miss (a guard), never an answer with a guessed separator
+        why = served(spec, n)
+        assert why is not None and "a guard fails" in why, why
+
+
+def test_one_element_and_three_elements_are_one_program_that_serves_any_length() -> None:
+    one, three = groups_run("ali.khan", ["github-org"]), groups_run("bo.chen", ["staff", "vpn-users", "wiki"])
+    for runs in ([one, three], [three, one]):
+        spec = learned(runs)
+        assert not isinstance(spec, Rejected), spec
+        assert spec.early == () and len(spec.runs) == 2  # merged, not two branches
+        source = render_skill(spec)
+        assert source.count("return ") == 1 and "join(user['groups'], ', ')" in source and "None" not in source.split("def skill")[1]
+        assert prove_all(source, spec, runs) is None
+        for n in (1, 2, 3, 4):
+            assert served(spec, n) is None, (n, served(spec, n))
+        why = served(spec, 3, sep="; ")  # another separator than the run showed: the agent's answer differs
+        assert why is not None
+
+
+def test_one_element_and_two_elements_serve_one_or_two_only() -> None:
+    # two elements do not say how three are listed ("a, b and c"?): issue #9's rule stays
+    spec = learned([groups_run("ali.khan", ["github-org"]), groups_run("bo.chen", ["staff", "vpn-users"])])
+    assert not isinstance(spec, Rejected), spec
+    assert spec.early == ()
+    assert served(spec, 1) is None and served(spec, 2) is None
+    for n in (3, 4):
+        why = served(spec, n)
+        assert why is not None and "a guard fails" in why, why
+
+
+def test_one_element_runs_alone_stay_one_element_lists() -> None:
+    spec = learned([groups_run("ali.khan", ["github-org"]), groups_run("bo.chen", ["staff"])])
+    assert not isinstance(spec, Rejected), spec
+    assert [j.sep for j in joins(spec)] == [None]
+    assert served(spec, 1) is None
+    why = served(spec, 2)
+    assert why is not None and "a guard fails" in why, why
+
+
+def test_a_one_element_run_said_otherwise_is_the_same_program_as_a_listing_of_several() -> None:
+    # what lets the run become one more phrasing of the skill that lists groups (one file per intent)
+    one = lift(groups_run("ali.khan", ["github-org"], said=SAID_OTHERWISE))
+    three = lift(groups_run("bo.chen", ["staff", "vpn-users", "wiki"]))
+    assert not isinstance(one, Rejected) and not isinstance(three, Rejected)
+    assert same_program(one, three) == {"username": "username"}
+    assert same_program(three, one) == {"username": "username"}
+    # another list, or another part of each element, is another program
+    other = groups_run("bo.chen", ["staff", "vpn-users"])
+    other = other.model_copy(update={"calls": [other.calls[0].model_copy(update={"result": {
+        "username": "bo.chen", "groups": ["staff", "vpn-users"], "roles": ["github-org"], "status": "active"}})]})
+    assert same_program(lift(groups_run("ali.khan", ["github-org"])), lift(other)) is not None  # its groups are listed
+    roles = lift(groups_run("ali.khan", ["github-org"]).model_copy(update={"calls": [Call(
+        tool="get_user", args={"username": "ali.khan"}, result={"username": "ali.khan", "roles": ["github-org"], "status": "active"})]}))
+    assert not isinstance(roles, Rejected)
+    assert same_program(roles, three) is None
+
+
+def test_a_one_element_run_merges_as_a_phrasing_of_the_listing_skill() -> None:
+    runs = [groups_run("bo.chen", ["staff", "vpn-users", "wiki"]), groups_run("cy.diaz", ["jira", "staff"]),
+            groups_run("ali.khan", ["github-org"], said=SAID_OTHERWISE)]
+    first, other = discover_template(runs[0]), discover_template(runs[2])
+    assert isinstance(first, TaskTemplate) and isinstance(other, TaskTemplate)
+    spec = spec_from_runs(runs, name="groups", template=first, phrasings=(other,))
+    assert not isinstance(spec, Rejected), spec
+    source = render_skill(spec)
+    assert prove_all(source, spec, runs) is None
+    assert "join(user['groups'], ', ')" in source and "None)" not in source
+
+
+def test_the_runtime_join_without_a_separator_lists_one_element_only() -> None:
+    assert join(["github-org"], None) == "github-org"
+    import pytest
+
+    from skillforge import GuardFailed
+
+    with pytest.raises(GuardFailed, match="one element"):
+        join(["staff", "wiki"], None)
