@@ -116,8 +116,10 @@ def spec_from_runs(
     if not specs:
         return Rejected("a skill needs at least one run")
     specs = listed_alike(specs)  # a list one run listed from one element, listed as runs that listed more
-    alone = [k for k, spec in enumerate(specs) if _listed_one(spec)]
-    if alone and len(alone) < len(specs):  # no run of its program listed more: its element, as the others took it
+    lists = [_listed_one(spec) for spec in specs]
+    listed = {key for spec in specs for key in shown(*(st.args for st in spec.steps), spec.output)}
+    alone = [k for k, keys in enumerate(lists) if keys and not keys & listed]
+    if alone and len(alone) < len(specs):  # no other run listed that list: its element, as the others took it
         for k in alone:
             one = lifted(runs[k], prefers.get(k), places, one_listed=False)
             if isinstance(one, Rejected):
@@ -140,10 +142,10 @@ def spec_from_runs(
     return replace(merged, template=template.text, slots=template.slots, phrasings=extra) if phrasings else merged
 
 
-def _listed_one(spec: SkillSpec) -> bool:
-    """Whether ``spec`` lists a list from its one element, with no separator a run showed (``_joins``)."""
-    return any(isinstance(e, Join) and e.sep is None for top in (*(st.args for st in spec.steps), spec.output)
-               for e in _walk_all(top))
+def _listed_one(spec: SkillSpec) -> set[tuple[Ref, tuple[str | int, ...]]]:
+    """The lists ``spec`` lists from their one element, with no separator a run showed (see ``_joins``)."""
+    return {(e.seq, e.path) for top in (*(st.args for st in spec.steps), spec.output)
+            for e in _walk_all(top) if isinstance(e, Join) and e.sep is None}
 
 
 def _picked_alike(specs: list[SkillSpec], template: TaskTemplate) -> list[SkillSpec]:
