@@ -136,3 +136,19 @@ def test_the_runtime_join_without_a_separator_lists_one_element_only() -> None:
 
     with pytest.raises(GuardFailed, match="one element"):
         join(["staff", "wiki"], None)
+
+
+def test_the_helpdesk_change_of_mind_asked_of_a_user_with_one_group_is_a_phrasing_of_the_listing_skill(tmp_path: Any) -> None:
+    """Forge-level (issue #10): through solve() on the whole helpdesk stream, shadowed by the agent alone. "ali.khan
+    needs a Dell Latitude 5440. Actually, never mind [...] which groups he is in." (one group) is a phrasing of the
+    skill that lists the groups of users who changed their mind, not a file of its own; no wrong replay."""
+    from bench import shadow
+    from bench.workloads import helpdesk
+
+    report = shadow.run(helpdesk, workdir=tmp_path)  # type: ignore[arg-type]
+    assert report.wrong_replays == [] and report.crashes == [] and report.agent_mismatches == []
+    device, changed = report.files_by_route[("device", "get_user")], report.files_by_route[("changed_mind", "get_user")]
+    assert len(changed) == 1 and changed[0] in device, report.files_by_route
+    assert len(set(device) - set(changed)) == 1, device  # the device requests' own skill, and no other
+    listing = (tmp_path / "skills" / f"{changed[0]}.py").read_text()
+    assert "needs a Dell Latitude 5440. Actually, never mind" in listing
