@@ -9,7 +9,9 @@ all are one program: merged, the count fact takes the values the runs showed (on
 a two-element listing still serves two elements only (its ``size`` fact), as before.
 
 A separator is taken only from runs of the same program (the same calls from the same sources
-and the same answer, separators aside), and only where they agree on one.
+and the same answer, separators aside), and only where they agree on one. Where no other run of
+a skill lists the list at all but some took its element by position (the first item of an order,
+sent again and named), the run is that element by position too (``alone``: lifted again so).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from typing import Any
 from ._spec import Const, Guard, Join, Param, Ref, SkillSpec
 from ._values import walk_exprs
 
-__all__ = ["listed_alike", "settled", "shown", "unlisted"]
+__all__ = ["alone", "listed_alike", "settled", "shown", "unlisted"]
 
 Listed = dict[tuple[Any, tuple[str | int, ...]], Join]  # (the list, the path inside each element) → how it is listed
 
@@ -74,6 +76,15 @@ def listed_alike(specs: list[SkillSpec]) -> list[SkillSpec]:
                     steps[j.seq.call] = replace(at, guards=(*at.guards, check))
             out[k] = replace(spec, steps=tuple(steps), output=settled(spec.output, listed))
     return out
+
+
+def alone(specs: list[SkillSpec]) -> list[int]:
+    """Which of ``specs`` (after ``listed_alike``) list a list from one element that no other lists
+    with a separator, where some of ``specs`` do not: their element is the element, by position."""
+    listed = {key for spec in specs for key in shown(*_exprs(spec))}
+    ones = [{(j.seq, j.path) for j in _joins(_exprs(spec)) if j.sep is None} for spec in specs]
+    found = [k for k, keys in enumerate(ones) if keys and not keys & listed]
+    return found if len(found) < len(specs) else []
 
 
 def _exprs(spec: SkillSpec) -> tuple[Any, ...]:

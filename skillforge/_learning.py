@@ -41,13 +41,13 @@ from typing import Any
 
 from ._guards import MISSING, OBSERVED, fact_key, observe
 from ._lifting import Rejected, Site, expr_at, lift
-from ._joins import listed_alike, settled, shown
+from ._joins import alone, listed_alike, settled, shown
 from ._lists import joined_picks, substitute
 from ._names import named
 from ._numbers import Places, agreed_formats, lift_said, number_evidence, unformatted
 from ._relevance import acted_on
 from ._records import folded_as
-from ._spec import At, Early, Expr, Guard, Join, Param, Ref, SkillSpec, Step, Where
+from ._spec import At, Early, Expr, Guard, Param, Ref, SkillSpec, Step, Where
 from ._template import CHOICE, IGNORED, LIST, PHRASING, Slot, TaskTemplate, choices
 from ._trajectory import Trajectory
 from ._values import EACH, _leaves, ambiguous, bound_item, enum_like, resolve, walk_exprs
@@ -116,15 +116,11 @@ def spec_from_runs(
     if not specs:
         return Rejected("a skill needs at least one run")
     specs = listed_alike(specs)  # a list one run listed from one element, listed as runs that listed more
-    lists = [_listed_one(spec) for spec in specs]
-    listed = {key for spec in specs for key in shown(*(st.args for st in spec.steps), spec.output)}
-    alone = [k for k, keys in enumerate(lists) if keys and not keys & listed]
-    if alone and len(alone) < len(specs):  # no other run listed that list: its element, as the others took it
-        for k in alone:
-            one = lifted(runs[k], prefers.get(k), places, one_listed=False)
-            if isinstance(one, Rejected):
-                return one
-            specs[k] = one
+    for k in alone(specs):  # no other run listed that list: its element by position, as the others took it
+        one = lifted(runs[k], prefers.get(k), places, one_listed=False)
+        if isinstance(one, Rejected):
+            return one
+        specs[k] = one
     specs = _picked_alike(specs, template)
     specs = agreed_formats(specs, runs)  # $99.99 and $1,042.50: one way to write amounts
     if places and (why := number_evidence(specs, runs, places)) is not None:
@@ -140,12 +136,6 @@ def spec_from_runs(
     if merged is None:
         return Rejected("the runs differ in more than the switch-like facts their guards check")
     return replace(merged, template=template.text, slots=template.slots, phrasings=extra) if phrasings else merged
-
-
-def _listed_one(spec: SkillSpec) -> set[tuple[Ref, tuple[str | int, ...]]]:
-    """The lists ``spec`` lists from their one element, with no separator a run showed (see ``_joins``)."""
-    return {(e.seq, e.path) for top in (*(st.args for st in spec.steps), spec.output)
-            for e in _walk_all(top) if isinstance(e, Join) and e.sep is None}
 
 
 def _picked_alike(specs: list[SkillSpec], template: TaskTemplate) -> list[SkillSpec]:

@@ -647,9 +647,8 @@ class _Lifter(Selecting, Listing):
         list to one element (``count``) until a run of the program that listed more says how."""
         if type(_dig(self._deref(Ref(call, seq_path))[0], tail)) is not str:
             return None  # a number or a record: a value of the element, not a listing
-        quoting = [p for p in parts if not isinstance(p, str) and isinstance(p[0], Ref)
-                   and (element_ref(p[0]) or (None, None))[:2] == (call, seq_path)]
-        if len(quoting) != 1:
+        elements = [element_ref(p[0]) for p in parts if not isinstance(p, str) and isinstance(p[0], Ref)]
+        if sum(e is not None and e[:2] == (call, seq_path) for e in elements) != 1:
             return None  # two parts of the element ("Mug (x2)"): its values, not a listing
         return Join(Ref(call, seq_path), None, tail), i + 1
 
