@@ -136,6 +136,7 @@ class _Lifter(Selecting, Listing):
     ) -> None:
         self.traj = traj
         self.one_listed = one_listed  # the only element of a list, quoted, is the list listed (``_only_join``)
+        self.last_write = -1  # the last step so far that wrote
         self.records = records or {}  # template mode: a list of records → the names of an item's parts
         self.item: tuple[str, int] | None = None  # the item of a list being lifted
         self.item_values: dict[tuple[str, int], set[str]] = {}  # per item: values its arguments took already
@@ -647,6 +648,8 @@ class _Lifter(Selecting, Listing):
         list to one element (``count``) until a run of the program that listed more says how."""
         if type(_dig(self._deref(Ref(call, seq_path))[0], tail)) is not str:
             return None  # a number or a record: a value of the element, not a listing
+        if self.last_write > call:
+            return None  # a write since the read may have changed the list (a post added): the element as read
         elements = [element_ref(p[0]) for p in parts if not isinstance(p, str) and isinstance(p[0], Ref)]
         if sum(e is not None and e[:2] == (call, seq_path) for e in elements) != 1:
             return None  # two parts of the element ("Mug (x2)"): its values, not a listing
@@ -775,6 +778,7 @@ def _lift_values(
                 raw_steps.append((call.tool, tuple((k, x[1]) for k, x in zip(keys, lifted, strict=True) if x is not None)))
                 eaches.append((listed, next(x[0] for x in lifted if x is not None)))
                 taken.append((i, n))
+                lifter.last_write = step if not traj.tools[call.tool].read else lifter.last_write
                 lifter.add_result(step, [c.result for c in group])
                 i += n
                 continue
@@ -782,6 +786,7 @@ def _lift_values(
         args = tuple((k, lifter.lift(call.args[k], k, (step, (k,)))) for k in keys)
         raw_steps.append((call.tool, args))
         eaches.append(None)
+        lifter.last_write = step if not traj.tools[call.tool].read else lifter.last_write
         lifter.add_result(step, call.result)
         i += 1
     return raw_steps, lifter.lift(traj.outcome.output, "output", (-1, ())), eaches, taken

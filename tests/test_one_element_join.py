@@ -130,17 +130,27 @@ def test_a_one_element_run_merges_as_a_phrasing_of_the_listing_skill() -> None:
 
 ORDER_TOOLS = {
     "get_order": ToolRef(module="shop", qualname="get_order", read=True, params=("order_id",)),
+    "get_stock": ToolRef(module="shop", qualname="get_stock", read=True, params=("sku",)),
     "send_replacement": ToolRef(module="shop", qualname="send_replacement", params=("order_id", "sku")),
 }
 
 
-def replacement_run(order_id: str, items: list[tuple[str, str]]) -> Trajectory:
-    """The first item of an order is sent again, and named: its element by position, not a listing."""
+def replacement_run(order_id: str, items: list[tuple[str, str]], *, send: bool = False) -> Trajectory:
+    """The first item of an order is looked up (or sent again), and named: its element by position, not a listing."""
     order = {"id": order_id, "items": [{"sku": sku, "name": name} for sku, name in items]}
     calls = [Call(tool="get_order", args={"order_id": order_id}, result=order),
-             Call(tool="send_replacement", args={"order_id": order_id, "sku": items[0][0]}, result={"sent": True})]
+             Call(tool="send_replacement", args={"order_id": order_id, "sku": items[0][0]}, result={"sent": True}) if send
+             else Call(tool="get_stock", args={"sku": items[0][0]}, result={"available": 3})]
+    said = f"Sent a replacement {items[0][1]}" if send else f"A replacement {items[0][1]} is in stock"
     return Trajectory(task=f"Send a replacement for order #{order_id}", calls=calls, tools=ORDER_TOOLS,
-                      outcome=Outcome(ok=True, output=f"Sent a replacement {items[0][1]} for order {order_id}."))
+                      outcome=Outcome(ok=True, output=f"{said} for order {order_id}."))
+
+
+def test_a_one_element_list_quoted_after_a_write_is_its_element_as_read() -> None:
+    # the write may have changed the list (a post added to the one the read returned): no listing of it
+    spec = lift(replacement_run("1020", [("MUG-1", "mug")], send=True))
+    assert not isinstance(spec, Rejected) and joins(spec) == []
+    assert "{order['items'][0]['name']}" in render_skill(spec)
 
 
 def test_where_the_other_runs_took_the_element_by_position_a_one_element_run_does_too() -> None:
