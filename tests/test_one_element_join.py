@@ -105,11 +105,10 @@ def test_a_one_element_run_said_otherwise_is_the_same_program_as_a_listing_of_se
     assert not isinstance(one, Rejected) and not isinstance(three, Rejected)
     assert same_program(one, three) == {"username": "username"}
     assert same_program(three, one) == {"username": "username"}
-    # another list, or another part of each element, is another program
-    other = groups_run("bo.chen", ["staff", "vpn-users"])
-    other = other.model_copy(update={"calls": [other.calls[0].model_copy(update={"result": {
-        "username": "bo.chen", "groups": ["staff", "vpn-users"], "roles": ["github-org"], "status": "active"}})]})
-    assert same_program(lift(groups_run("ali.khan", ["github-org"])), lift(other)) is not None  # its groups are listed
+    # listings of two separators are two programs; a listing of another list is another program
+    semicolons = lift(groups_run("cy.diaz", ["jira", "staff", "wiki"], sep="; "))
+    assert not isinstance(semicolons, Rejected) and same_program(three, semicolons) is None
+    assert same_program(one, semicolons) == {"username": "username"}  # one element fits either
     roles = lift(groups_run("ali.khan", ["github-org"]).model_copy(update={"calls": [Call(
         tool="get_user", args={"username": "ali.khan"}, result={"username": "ali.khan", "roles": ["github-org"], "status": "active"})]}))
     assert not isinstance(roles, Rejected)
