@@ -19,13 +19,14 @@ from ._compile import Compiled, Rejected, admit, admit_file, prove_all
 from ._exceptions import SkillFileError, SkillforgeSignal
 from ._antiunify import _TOKEN, generalize, ignores_data, joined, widened
 from ._learning import _walk_all, named, renamed_template, route_key, same_program, spec_from_runs, without_idle_reads
+from ._joins import unlisted
 from ._lists import substitute
 from ._library import MetaCache, SkillFile, content_key, skill_from
 from ._held import HeldRuns
 from ._lifting import discover_template, lift
 from ._numbers import NUMBER_RUNS, unformatted
 from ._records import optional_widened, records_widened
-from ._spec import Const, Each, Param, Select, SkillSpec
+from ._spec import Const, Each, Join, Param, Select, SkillSpec
 from ._template import LIST, MAX_TASK_CHARS, TaskTemplate, literal_tokens
 from ._trajectory import Trajectory
 from ._values import var_names
@@ -103,11 +104,14 @@ def _may_branch(a: SkillSpec | None, b: SkillSpec) -> bool:
 
 
 def _coarse(x: Any) -> Any:
-    """``x`` with each ``Select`` picking by its first value only, and each ``Each`` naming its item's first part only."""
+    """``x`` with each ``Select`` picking by its first value only, each ``Each`` naming its item's first part
+    only, and each ``Join`` with no separator."""
     if isinstance(x, Select):
         return Select(_coarse(x.seq), x.field, _coarse(x.key), x.rest)
     if isinstance(x, Each):
         return Each(x.seq, var_names(x.var)[0], _coarse(x.body))
+    if isinstance(x, Join):  # a list listed from one element shows no separator (see ``_joins``)
+        return unlisted(x)
     if isinstance(x, tuple):
         return tuple(_coarse(e) for e in x)
     if hasattr(x, "__dataclass_fields__") and not isinstance(x, Param):

@@ -41,6 +41,7 @@ from typing import Any
 
 from ._guards import MISSING, OBSERVED, fact_key, observe
 from ._lifting import Rejected, Site, expr_at, lift
+from ._joins import alone, listed_alike, settled, shown
 from ._lists import joined_picks, substitute
 from ._names import named
 from ._numbers import Places, agreed_formats, lift_said, number_evidence, unformatted
@@ -86,9 +87,9 @@ def spec_from_runs(
     if any(sorted((s.name, s.type) for s in t.params) != takes for t in phrasings):
         return Rejected("the phrasings take other parameters than the template: not one skill")
 
-    def lifted(traj: Trajectory, prefer: Any = None, literal: Places = frozenset()) -> SkillSpec | Rejected:
+    def lifted(traj: Trajectory, prefer: Any = None, literal: Places = frozenset(), one_listed: bool = True) -> SkillSpec | Rejected:
         k = next((i for i, t in enumerate(every) if t.bind(traj.task) is not None), 0)
-        one = lift(traj, name=name, template=every[k], prefer=prefer, importable=importable, literal=literal)
+        one = lift(traj, name=name, template=every[k], prefer=prefer, importable=importable, literal=literal, one_listed=one_listed)
         if phrasings and not isinstance(one, Rejected):  # which phrasing the task was said in: a fact of the run
             one = replace(one, examples={**one.examples, PHRASING: k})
         return one
@@ -97,11 +98,11 @@ def spec_from_runs(
     if isinstance(said, Rejected):
         return said
     specs, places = said
+    prefers: dict[int, dict[Site, tuple[Expr, tuple[Expr, ...]]]] = {}
     if len(specs) > 1 and any(s.alts for s in specs):
         groups: dict[Any, list[int]] = {}  # runs that made the same calls settle together (other calls: a branch)
         for k, spec in enumerate(specs):
             groups.setdefault(_calls_upto(spec, -1), []).append(k)
-        prefers: dict[int, dict[Site, tuple[Expr, tuple[Expr, ...]]]] = {}
         for ks in groups.values():
             prefer = settle([specs[k] for k in ks]) if any(specs[k].alts for k in ks) else {}
             if prefer is None:
@@ -115,6 +116,12 @@ def spec_from_runs(
             specs.append(one)
     if not specs:
         return Rejected("a skill needs at least one run")
+    specs = listed_alike(specs)  # a list one run listed from one element, listed as runs that listed more
+    for k in alone(specs):  # no other run listed that list: its element by position, as the others took it
+        one = lifted(runs[k], prefers.get(k), places, one_listed=False)
+        if isinstance(one, Rejected):
+            return one
+        specs[k] = one
     specs = _picked_alike(specs, template)
     specs = agreed_formats(specs, runs)  # $99.99 and $1,042.50: one way to write amounts
     if places and (why := number_evidence(specs, runs, places)) is not None:
@@ -596,7 +603,9 @@ def same_program(a: SkillSpec, b: SkillSpec) -> dict[str, str] | None:
     if [s.tool for s in a.steps] != [s.tool for s in b.steps] or len(a.steps) != len(b.steps):
         return None
     names: dict[str, str] = {}
-    pairs = [(sa.args, sb.args) for sa, sb in zip(a.steps, b.steps, strict=True)] + [(a.output, b.output)]
+    listed = shown(*(st.args for st in (*a.steps, *b.steps)), a.output, b.output)  # one element lists as more do
+    pairs = [(settled(sa.args, listed), settled(sb.args, listed)) for sa, sb in zip(a.steps, b.steps, strict=True)]
+    pairs.append((settled(a.output, listed), settled(b.output, listed)))
     for x, y in pairs:
         px = [e.name for e in _walk_all(x) if isinstance(e, Param)]
         py = [e.name for e in _walk_all(y) if isinstance(e, Param)]

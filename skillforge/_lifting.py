@@ -132,8 +132,11 @@ class _Lifter(Selecting, Listing):
         prefer: dict[Site, tuple[Expr, tuple[Expr, ...]]] | None = None,
         roll: bool = True,
         records: dict[str, tuple[str, ...]] | None = None,
+        one_listed: bool = True,
     ) -> None:
         self.traj = traj
+        self.one_listed = one_listed  # the only element of a list, quoted, is the list listed (``_only_join``)
+        self.last_write = -1  # the last step so far that wrote
         self.records = records or {}  # template mode: a list of records → the names of an item's parts
         self.item: tuple[str, int] | None = None  # the item of a list being lifted
         self.item_values: dict[tuple[str, int], set[str]] = {}  # per item: values its arguments took already
@@ -603,6 +606,8 @@ class _Lifter(Selecting, Listing):
         call, seq_path, _k, tail = head
         seq = self._deref(Ref(call, seq_path))
         n = len(seq)
+        if n == 1:
+            return self._only_join(parts, i, call, seq_path, tail) if self.one_listed else None
         if n < 2:
             return None
         indices = [head[2]]
@@ -633,6 +638,22 @@ class _Lifter(Selecting, Listing):
         if in_order and is_sorted:
             self.sorted_lists.add((call, seq_path, tail, sep))
         return Join(Ref(call, seq_path), sep, tail, sort=not in_order), j
+
+    def _only_join(
+        self, parts: list[str | tuple[Expr, str]], i: int, call: int, seq_path: tuple[str | int, ...], tail: tuple[str | int, ...]
+    ) -> tuple[Join, int] | None:
+        """The text of the only element of a list, quoted once, as the whole list listed: "is in:
+        github-org" from a user with one group is what "is in: staff, wiki" is from one with two, so
+        the runs are one program. One element shows no separator (``sep`` None): learning pins the
+        list to one element (``count``) until a run of the program that listed more says how."""
+        if type(_dig(self._deref(Ref(call, seq_path))[0], tail)) is not str:
+            return None  # a number or a record: a value of the element, not a listing
+        if self.last_write > call:
+            return None  # a write since the read may have changed the list (a post added): the element as read
+        elements = [element_ref(p[0]) for p in parts if not isinstance(p, str) and isinstance(p[0], Ref)]
+        if sum(e is not None and e[:2] == (call, seq_path) for e in elements) != 1:
+            return None  # two parts of the element ("Mug (x2)"): its values, not a listing
+        return Join(Ref(call, seq_path), None, tail), i + 1
 
 
 def _narrowed(template: TaskTemplate, task: str) -> tuple[Slot, ...]:
@@ -757,6 +778,7 @@ def _lift_values(
                 raw_steps.append((call.tool, tuple((k, x[1]) for k, x in zip(keys, lifted, strict=True) if x is not None)))
                 eaches.append((listed, next(x[0] for x in lifted if x is not None)))
                 taken.append((i, n))
+                lifter.last_write = step if not traj.tools[call.tool].read else lifter.last_write
                 lifter.add_result(step, [c.result for c in group])
                 i += n
                 continue
@@ -764,6 +786,7 @@ def _lift_values(
         args = tuple((k, lifter.lift(call.args[k], k, (step, (k,)))) for k in keys)
         raw_steps.append((call.tool, args))
         eaches.append(None)
+        lifter.last_write = step if not traj.tools[call.tool].read else lifter.last_write
         lifter.add_result(step, call.result)
         i += 1
     return raw_steps, lifter.lift(traj.outcome.output, "output", (-1, ())), eaches, taken
@@ -870,6 +893,7 @@ def lift(
     prefer: dict[Site, tuple[Expr, tuple[Expr, ...]]] | None = None,
     importable: bool = True,
     literal: frozenset[tuple[str, str]] = frozenset(),
+    one_listed: bool = True,
 ) -> SkillSpec | Rejected:
     """Lift a successful run into a SkillSpec, or say why it cannot be one.
 
@@ -887,6 +911,9 @@ def lift(
     ``Rejected`` (a computed value?) unless ``literal`` holds it, at its place: ``(the answer's
     literal text it stands in, the number)``, which runs of other worlds showed fixed (``_numbers``).
     Rejected for that alone, the ``Rejected`` says where (``numbers``).
+
+    Without ``one_listed``, the only element of a list an answer quotes is that element, by position
+    (as where other runs of the skill took it so), not the list listed (see ``_only_join``).
 
     Example:
         >>> from skillforge._trajectory import Call, Outcome, ToolRef
@@ -916,7 +943,7 @@ def lift(
     for listed in sorted(n for n, v in bound.items() if type(v) is list and v):
         for start, n in map_blocks(traj, len(bound[listed])):
             blocks.setdefault(start, (n, listed))
-    lifter = _Lifter(traj, bound, prefer, records=records)
+    lifter = _Lifter(traj, bound, prefer, records=records, one_listed=one_listed)
     raw_steps, output, eaches, taken = _lift_values(lifter, traj, blocks)
     run_hash = traj.hash
     traj = fold(traj, taken)  # step k is call k from here on
@@ -929,7 +956,8 @@ def lift(
     unexplained = [place for place in unexplained_numbers(output, traj.task) if place not in literal]
     if unexplained:
         # were it text, would the run be a skill? Then runs of other worlds that say it there too may learn it so
-        whole = lift(traj, name=name, template=given, prefer=prefer, importable=importable, literal=literal | set(unexplained))
+        whole = lift(traj, name=name, template=given, prefer=prefer, importable=importable, literal=literal | set(unexplained),
+                     one_listed=one_listed)
         return Rejected(
             f"the answer says {unexplained[0][1]!r}, which neither the task nor a tool result explains (a computed value?); "
             "not learned, since another world would need another number",
@@ -994,6 +1022,9 @@ def lift(
                 size = Guard("size", e.seq.path, n)
                 if n == 2 and size not in guards[e.seq.call]:
                     guards[e.seq.call].append(size)
+                one = Guard("count", e.seq.path, 1)  # one element shows no separator: one element again
+                if e.sep is None and one not in guards[e.seq.call]:
+                    guards[e.seq.call].append(one)
     for (call, seq_path, index), select in sorted(lifter.selected.items(), key=repr):
         if not isinstance(select.key, Update):
             continue  # an element the task names by a value: its facts are derived like a result's

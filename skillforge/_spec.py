@@ -88,11 +88,13 @@ class Join:
     """Every element of a list (``path`` inside each), as text joined by ``sep``; sorted if ``sort``.
 
     Rendered ``join(user['groups'], ', ')``: an answer that lists a whole list lists
-    the whole list of the world it runs in, whatever its length.
+    the whole list of the world it runs in, whatever its length. ``sep`` is None where the
+    run listed one element, which shows no separator (``join(user['groups'], None)``: one
+    element only, until a run of the same program that listed more says how).
     """
 
     seq: Ref
-    sep: str
+    sep: str | None
     path: tuple[str | int, ...] = ()
     sort: bool = False
 

@@ -148,10 +148,11 @@ def values(value: object, *path: object) -> list[object]:
     return collect_values(value, path)
 
 
-def join(seq: object, sep: str, *path: object, sort: bool = False) -> str:
+def join(seq: object, sep: str | None, *path: object, sort: bool = False) -> str:
     """Every element of ``seq`` (``path`` inside each) as text, joined by ``sep``; sorted first if ``sort``.
 
-    The skill stops if ``seq`` is not a list or an element lacks ``path``.
+    The skill stops if ``seq`` is not a list or an element lacks ``path``, and where ``sep`` is
+    None (learned from a list of one element, which shows no separator) if it has more than one.
 
     Example:
         >>> join([{"name": "wiki"}, {"name": "staff"}], ", ", "name", sort=True)
@@ -159,6 +160,8 @@ def join(seq: object, sep: str, *path: object, sort: bool = False) -> str:
     """
     if type(seq) is not list:
         raise GuardFailed(f"expected a list to join, got {type(seq).__name__}")
+    if sep is None and len(seq) != 1:
+        raise GuardFailed(f"learned from a list of one element, which shows no separator: this one has {len(seq)}")
     items: list[object] = []
     for element in seq:
         for key in path:
@@ -178,8 +181,8 @@ def join(seq: object, sep: str, *path: object, sort: bool = False) -> str:
             # learned where both orders agreed: whether the agent sorts "Outage" before "access" is unknown
             raise GuardFailed("sorting this list by code point and alphabetically (case aside) differ")
     texts = [str(i) for i in items]
-    spend_built(sum(map(len, texts)) + len(sep) * max(len(texts) - 1, 0))  # in a skill: charged before it is built
-    return sep.join(texts)
+    spend_built(sum(map(len, texts)) + len(sep or "") * max(len(texts) - 1, 0))  # in a skill: charged before it is built
+    return (sep or "").join(texts)
 
 
 def rank(seq: object, index: int, field: str) -> str:
