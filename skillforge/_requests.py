@@ -58,6 +58,7 @@ A split that any of these leaves unclear is no split: the run is learned whole, 
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import re
@@ -69,7 +70,7 @@ from ._answers import Joiner, _split_answer
 from ._lifting import _check_run, _Lifter, _lift_values
 from ._spans import _CONNECTIVE, pieces
 from ._spec import Param, Ref
-from ._trajectory import Outcome, Trajectory, canonical_json
+from ._trajectory import Call, Outcome, Trajectory, canonical_json
 from ._values import _leaves, walk_exprs
 
 __all__ = ["Joiner", "Split", "carried_text", "pieces", "segment", "split_run"]
@@ -277,8 +278,8 @@ def split_run(traj: Trajectory, *, importable: bool = True, joiners: Sequence[Jo
     ``joiners``: how the agent was seen to join answers before (an answer that could be cut in
     several ways is cut the known way)."""
     writes = [i for i, c in enumerate(traj.calls) if not (traj.tools.get(c.tool) and traj.tools[c.tool].read)]
-    if not writes or len(writes) < 2 and len(traj.calls) == writes[0] + 1:  # no second write, no read after the write
-        return "fewer than two writes"
+    if not writes or len(writes) < 2 and len(traj.calls) == writes[0] + 1 and (not joiners or not writes[0]):
+        return "fewer than two writes"  # no second write, no read after the write, and no read to answer from (_answered)
     problem = _check_run(traj, importable)
     if problem is not None:
         return problem.reason
@@ -301,7 +302,94 @@ def split_run(traj: Trajectory, *, importable: bool = True, joiners: Sequence[Jo
                 split = _split(traj, facts, parts, sentences, acts, joiners, carry=carry)
                 if isinstance(split, Split):
                     return split
-    return first
+    answered = _answered(traj, facts, sentences, joiners)
+    return answered if answered is not None else first
+
+
+_ANSWER = "<answer>"  # the act of a request that only answered: no call of the run
+
+
+def _answered(traj: Trajectory, facts: _Facts, sentences: list[tuple[int, int]], joiners: Sequence[Joiner]) -> Split | None:
+    """``traj`` split with one request that wrote nothing and read nothing of its own: its act is only
+    an answer drawn from a read made before it (``"Please unlock ana.li | and reset her password."``,
+    ana.li not locked: the agent read her account, answered that it isn't locked and reset the
+    password). The answer is an act said by the clause of the read's values, placed like any act;
+    its run is the read and its part of the agent's answer. Only when the answer cuts into one part
+    per request the way the agent is known to join answers (``joiners``: seen on runs whose writes
+    told the requests apart), and in one way only: a message whose answer is several sentences of one
+    request ("Please reset ana.li's password, thanks.") is never cut by a guess. None: no such split."""
+    writes = facts.writes
+    if not writes or not joiners:
+        return None
+    found: dict[str, Split] = {}
+    for at in sorted({*writes, len(facts.calls)}):  # the answer was given just before a write, or last
+        for r in range(at):
+            said = facts.params_of[r] & facts.said_at.keys()
+            if not facts.is_read[r] or not said:
+                continue
+            with_answer = _answer_at(facts, at, r, said)
+            acts = sorted([*(w + (w >= at) for w in writes), at])
+            for parts, carry in itertools.product((sentences, pieces(traj.task, fine=True)), (False, True)):
+                if parts is not sentences and len(parts) == len(sentences):
+                    continue
+                split = _split(traj, with_answer, parts, sentences, acts, joiners, carry=carry)
+                if isinstance(split, Split) and split.joiner in joiners and _says_its_tools(split, traj):
+                    split = _without_answer(split)
+                    found.setdefault(canonical_json([[r.task, r.outcome.output, [c.tool for c in r.calls]] for r in split.runs]
+                                                    + [split.fresh]), split)
+                    break
+    return next(iter(found.values())) if len(found) == 1 else None
+
+
+def _words(text: str) -> set[str]:
+    """The words of ``text`` (or of a tool's name: ``reset_password``, ``enableMfa``), lower case."""
+    return {w.lower() for w in re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+", text)}
+
+
+def _says_its_tools(split: Split, traj: Trajectory) -> bool:
+    """Whether each request that wrote says a word of a tool it wrote with (``"and reset her password."``,
+    ``reset_password``) and the clause of the request that only answered says none of the writes' tools:
+    what tells which clause the answer is for, where the values cannot (the clauses say the same
+    account, or one says none)."""
+    answered = [q for q, run in enumerate(split.runs) if any(c.tool == _ANSWER for c in run.calls)]
+    if len(answered) != 1:
+        return False
+    written: set[str] = set()
+    for q, run in enumerate(split.runs):
+        if q in answered:
+            continue
+        tools = set().union(*(_words(c.tool) for c in run.calls if not (traj.tools.get(c.tool) and traj.tools[c.tool].read)))
+        tools = {w for w in tools if len(w) >= 3}
+        if not tools & _words(split.clauses[q]):
+            return False
+        written |= tools
+    return not written & _words(split.clauses[answered[0]])
+
+
+def _answer_at(facts: _Facts, at: int, r: int, said: set[str]) -> _Facts:
+    """``facts`` with an answer drawn from read ``r`` as a call at ``at`` (the calls from ``at`` on one later):
+    a read of the values ``said`` that uses read ``r``."""
+    def shift(refs: Iterable[int]) -> set[int]:
+        return {j + (j >= at) for j in refs}
+
+    def put(rows: list[Any], row: Any) -> list[Any]:
+        return [*rows[:at], row, *rows[at:]]
+
+    answer = Call(tool=_ANSWER, args={p: facts.value_of[p] for p in sorted(said)}, result=None)
+    refs_of = put([shift(s) for s in facts.refs_of], {r})
+    said_refs_of = put([shift(s) for s in facts.said_refs_of], {r})
+    return _Facts(
+        put(facts.calls, answer), put(facts.is_read, True), [w + (w >= at) for w in facts.writes], facts.said_at,
+        facts.value_of, put(facts.params_of, set(said)), refs_of, _deps(refs_of),
+        put(facts.said_params_of, set(said)), said_refs_of, _deps(said_refs_of),
+        put([{(j + (j >= at), path) for j, path in s} for s in facts.ref_paths], set()),
+    )
+
+
+def _without_answer(split: Split) -> Split:
+    """``split`` with each run's answer act taken out: what the request's own run was."""
+    runs = tuple(run.model_copy(update={"calls": [c for c in run.calls if c.tool != _ANSWER]}) for run in split.runs)
+    return dataclasses.replace(split, runs=runs)
 
 
 def _split(traj: Trajectory, facts: _Facts, parts: list[tuple[int, int]], sentences: list[tuple[int, int]],
