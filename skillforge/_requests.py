@@ -350,7 +350,9 @@ def _says_its_tools(split: Split, traj: Trajectory) -> bool:
     """Whether each request that wrote says a word of a tool it wrote with (``"and reset her password."``,
     ``reset_password``) and the clause of the request that only answered says none of the writes' tools:
     what tells which clause the answer is for, where the values cannot (the clauses say the same
-    account, or one says none)."""
+    account, or one says none). A request that only answered and says no value of its own (it carries
+    the one an earlier clause said) is one only where a connective word joins it on (``"and unlock
+    her."``), never a courtesy (``", thanks."``), whose answer could be a second sentence of the write's."""
     answered = [q for q, run in enumerate(split.runs) if any(c.tool == _ANSWER for c in run.calls)]
     if len(answered) != 1:
         return False
@@ -363,7 +365,13 @@ def _says_its_tools(split: Split, traj: Trajectory) -> bool:
         if not tools & _words(split.clauses[q]):
             return False
         written |= tools
-    return not written & _words(split.clauses[answered[0]])
+    q = answered[0]
+    if split.carried[q] and not _JOINED.match(split.clauses[q]):
+        return False  # placed by order, saying no value of its own: only a clause joined on as a request ("and unlock her.")
+    return not written & _words(split.clauses[q])
+
+
+_JOINED = re.compile(rf"\W*{_CONNECTIVE}\b", re.IGNORECASE)
 
 
 def _answer_at(facts: _Facts, at: int, r: int, said: set[str]) -> _Facts:
