@@ -32,6 +32,14 @@ Everything here is learned from the run, never from words of a dataset:
   ana.li to jira-users and wiki-editors.") is an item of a list, not a request: no split;
 - a read no call uses, of values said after the first write's, may be a request of its own (a
   question: "..., and tell me where order #W2 is"), when the answer has a part for it;
+- a request may have written nothing and read nothing of its own: "Please unlock ana.li | and reset
+  her password." where ana.li is not locked (the agent read her account, answered that it isn't
+  locked, and reset the password). Its act is only an answer, drawn from a read another request
+  makes too, placed like any act by that read's values; it is a request only when the answer cuts
+  the way the agent is known to join answers, in one reading only, every later request is joined on
+  by a connective word (never a change of mind or a courtesy, a sentence of its own), and each
+  request that wrote says a word of its write's tool (``reset_password``) while the answering clause
+  says none (``_answered``);
 - a read belongs to every request that acts after it and whose writes it feeds (through the data
   flow) or whose values it names (a read is safe to make again, so it may serve several), and to the
   requests of the reads it is made from; a request whose clause names its values only in passing
@@ -316,8 +324,9 @@ def _answered(traj: Trajectory, facts: _Facts, sentences: list[tuple[int, int]],
     password). The answer is an act said by the clause of the read's values, placed like any act;
     its run is the read and its part of the agent's answer. Only when the answer cuts into one part
     per request the way the agent is known to join answers (``joiners``: seen on runs whose writes
-    told the requests apart), and in one way only: a message whose answer is several sentences of one
-    request ("Please reset ana.li's password, thanks.") is never cut by a guess. None: no such split."""
+    told the requests apart), in one way only (the answer given before a write or after it, from one
+    read or another), and ``_told_apart``: a message whose answer is several sentences of one request
+    ("Please reset ana.li's password, thanks.") is never cut by a guess. None: no such split."""
     writes = facts.writes
     if not writes or not joiners:
         return None
@@ -333,7 +342,7 @@ def _answered(traj: Trajectory, facts: _Facts, sentences: list[tuple[int, int]],
                 if parts is not sentences and len(parts) == len(sentences):
                     continue
                 split = _split(traj, with_answer, parts, sentences, acts, joiners, carry=carry)
-                if isinstance(split, Split) and split.joiner in joiners and _says_its_tools(split, traj):
+                if isinstance(split, Split) and split.joiner in joiners and _told_apart(split, traj):
                     split = _without_answer(split)
                     found.setdefault(canonical_json([[r.task, r.outcome.output, [c.tool for c in r.calls]] for r in split.runs]
                                                     + [split.fresh]), split)
@@ -346,29 +355,34 @@ def _words(text: str) -> set[str]:
     return {w.lower() for w in re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+", text)}
 
 
-def _says_its_tools(split: Split, traj: Trajectory) -> bool:
-    """Whether each request that wrote says a word of a tool it wrote with (``"and reset her password."``,
-    ``reset_password``) and the clause of the request that only answered says none of the writes' tools:
-    what tells which clause the answer is for, where the values cannot (the clauses say the same
-    account, or one says none). A request that only answered and says no value of its own (it carries
-    the one an earlier clause said) is one only where a connective word joins it on (``"and unlock
-    her."``), never a courtesy (``", thanks."``), whose answer could be a second sentence of the write's."""
+def _told_apart(split: Split, traj: Trajectory) -> bool:
+    """Whether ``split``, with one request that only answered, tells that request from the others by
+    more than the values (its clause and the next may say the same account, or one says none):
+
+    - every request after the first is joined on by a connective word (``"and reset her password."``),
+      never a sentence of its own: a change of mind ("Actually, never mind — just reset her password.")
+      or a courtesy (``", thanks."``) is no request, and the answer of a sentence before it is no
+      answer-only request;
+    - each request that wrote says a word of a tool it wrote with (``reset_password``: ``"reset"``) and
+      the answering request's clause says none: what the answer is for is not what a write did;
+    - the answering request has no read of its own: each of its reads is another request's too."""
     answered = [q for q, run in enumerate(split.runs) if any(c.tool == _ANSWER for c in run.calls)]
-    if len(answered) != 1:
+    if len(answered) != 1 or not all(_JOINED.match(clause) for clause in split.clauses[1:]):
         return False
     written: set[str] = set()
+    others: set[str] = set()
     for q, run in enumerate(split.runs):
         if q in answered:
             continue
-        tools = set().union(*(_words(c.tool) for c in run.calls if not (traj.tools.get(c.tool) and traj.tools[c.tool].read)))
-        tools = {w for w in tools if len(w) >= 3}
+        writes = [c.tool for c in run.calls if not (traj.tools.get(c.tool) and traj.tools[c.tool].read)]
+        tools = {w for t in writes for w in _words(t) if len(w) >= 3}
         if not tools & _words(split.clauses[q]):
             return False
         written |= tools
+        others |= {canonical_json([c.tool, c.args]) for c in run.calls}
     q = answered[0]
-    if split.carried[q] and not _JOINED.match(split.clauses[q]):
-        return False  # placed by order, saying no value of its own: only a clause joined on as a request ("and unlock her.")
-    return not written & _words(split.clauses[q])
+    own = {canonical_json([c.tool, c.args]) for c in split.runs[q].calls if c.tool != _ANSWER}
+    return own <= others and not written & _words(split.clauses[q])
 
 
 _JOINED = re.compile(rf"\W*{_CONNECTIVE}\b", re.IGNORECASE)

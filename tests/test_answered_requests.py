@@ -102,6 +102,25 @@ def test_a_changed_mind_is_not_an_answer_only_request() -> None:
         ("reset_password", {"username": "ana.li"}, {"username": "ana.li", "sent": True}),
     ], "OK, I haven't unlocked anything. Reset the password of ana.li.")
     assert isinstance(split_run(traj, joiners=[SENTENCES]), str)
+    # ... and where the answer names the account for the first sentence: the second sentence is not joined
+    # on as a request of its own, so the first is not an answer-only request (its skill would add nothing)
+    for task in ("Please add ana.li to vpn-users. Actually, never mind — just reset her password.",
+                 "Please add ana.li to vpn-users. Actually, never mind — just reset ana.li's password."):
+        traj = run(task, [
+            ("get_user", {"username": "ana.li"}, user()),
+            ("reset_password", {"username": "ana.li"}, {"username": "ana.li", "sent": True}),
+        ], "OK, I haven't added ana.li to anything. Reset the password of ana.li.")
+        assert isinstance(split_run(traj, joiners=[SENTENCES]), str), task
+
+
+def test_a_question_answered_from_a_read_of_its_own_is_no_answer_only_request() -> None:
+    # the first sentence's answer comes from a read the reset does not make: not drawn from a shared read
+    traj = run("What groups is bo.ng in? And please reset ana.li's password.", [
+        ("get_user", {"username": "bo.ng"}, user("bo.ng", groups=("vpn-users",))),
+        ("get_user", {"username": "ana.li"}, user()),
+        ("reset_password", {"username": "ana.li"}, {"username": "ana.li", "sent": True}),
+    ], "bo.ng is in: vpn-users. Reset the password of ana.li.")
+    assert isinstance(split_run(traj, joiners=[SENTENCES]), str)
 
 
 # -- learning and composing, on a real directory of accounts --------------------------------
