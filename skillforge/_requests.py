@@ -315,6 +315,7 @@ def split_run(traj: Trajectory, *, importable: bool = True, joiners: Sequence[Jo
 
 
 _ANSWER = "<answer>"  # the act of a request that only answered: no call of the run
+_MAX_ANSWERS = 24  # (where, from which read) an answer-only request may be, considered
 
 
 def _answered(traj: Trajectory, facts: _Facts, sentences: list[tuple[int, int]], joiners: Sequence[Joiner]) -> Split | None:
@@ -330,23 +331,27 @@ def _answered(traj: Trajectory, facts: _Facts, sentences: list[tuple[int, int]],
     writes = facts.writes
     if not writes or not joiners:
         return None
+    # the reads an answer may be drawn from: of values the message says, a read a write's request needs too
+    # (one it feeds, or of a value a write takes); the answer given just before a write, or last
+    sources = [r for r, read in enumerate(facts.is_read) if read and facts.params_of[r] & facts.said_at.keys() and any(
+        r in facts.deps[w] or facts.params_of[r] & (facts.params_of[w] | facts.said_params_of[w]) for w in writes)]
+    tries = [(at, r) for at in sorted({*writes, len(facts.calls)}) for r in sources if r < at]
+    if len(tries) > _MAX_ANSWERS:  # too many readings to be sure there is only one
+        return None
     found: dict[str, Split] = {}
-    for at in sorted({*writes, len(facts.calls)}):  # the answer was given just before a write, or last
-        for r in range(at):
-            said = facts.params_of[r] & facts.said_at.keys()
-            if not facts.is_read[r] or not said:
+    fine = pieces(traj.task, fine=True)
+    for at, r in tries:
+        with_answer = _answer_at(facts, at, r, facts.params_of[r] & facts.said_at.keys())
+        acts = sorted([*(w + (w >= at) for w in writes), at])
+        for parts, carry in itertools.product((sentences, fine), (False, True)):
+            if parts is not sentences and len(parts) == len(sentences):
                 continue
-            with_answer = _answer_at(facts, at, r, said)
-            acts = sorted([*(w + (w >= at) for w in writes), at])
-            for parts, carry in itertools.product((sentences, pieces(traj.task, fine=True)), (False, True)):
-                if parts is not sentences and len(parts) == len(sentences):
-                    continue
-                split = _split(traj, with_answer, parts, sentences, acts, joiners, carry=carry)
-                if isinstance(split, Split) and split.joiner in joiners and _told_apart(split, traj):
-                    split = _without_answer(split)
-                    found.setdefault(canonical_json([[r.task, r.outcome.output, [c.tool for c in r.calls]] for r in split.runs]
-                                                    + [split.fresh]), split)
-                    break
+            split = _split(traj, with_answer, parts, sentences, acts, joiners, carry=carry)
+            if isinstance(split, Split) and split.joiner in joiners and _told_apart(split, traj):
+                split = _without_answer(split)
+                runs = [[run.task, run.outcome.output, [c.tool for c in run.calls]] for run in split.runs]
+                found.setdefault(canonical_json([runs, split.fresh]), split)
+                break
     return next(iter(found.values())) if len(found) == 1 else None
 
 
