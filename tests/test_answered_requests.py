@@ -67,6 +67,13 @@ def test_a_request_that_only_answered_after_the_write_is_a_request_of_its_own() 
     assert split.fresh == (True, False)
 
 
+def test_an_answer_only_request_is_not_guessed_from_a_search_cut_short(monkeypatch: pytest.MonkeyPatch) -> None:
+    # two places the answer may have been given (before the reset, or last): with room for one only, the
+    # other reading is not ruled out, so there is no split
+    monkeypatch.setattr("skillforge._requests._MAX_ANSWERS", 1)
+    assert split_run(not_locked_then_reset(), joiners=[SENTENCES]) == "fewer than two writes"
+
+
 def test_an_answer_only_request_needs_the_agents_known_way_of_joining_answers() -> None:
     # no run has shown how the agent joins answers: the answer's two sentences may be one request's answer
     assert split_run(not_locked_then_reset()) == "fewer than two writes"
