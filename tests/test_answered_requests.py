@@ -67,6 +67,20 @@ def test_a_request_that_only_answered_after_the_write_is_a_request_of_its_own() 
     assert split.fresh == (True, False)
 
 
+def test_an_answer_only_request_about_what_the_opening_said_takes_its_place_after_the_opening() -> None:
+    traj = run("ana.li is locked out. Please unlock her and enable MFA too.", [
+        ("get_user", {"username": "ana.li"}, user(locked=False)),
+        ("enable_mfa", {"username": "ana.li"}, {"username": "ana.li", "mfa": True}),
+    ], "ana.li isn't locked. Enabled MFA for ana.li.")
+    split = split_run(traj, joiners=[SENTENCES])
+    assert isinstance(split, Split), split
+    # the same clauses and runs as when both requests wrote (tests/test_placed_requests.py)
+    assert split.prelude == "ana.li is locked out. " and split.clauses == ("Please unlock her ", "and enable MFA too.")
+    assert [r.task for r in split.runs] == ["ana.li is locked out. Please unlock her", "ana.li is locked out. and enable MFA too."]
+    assert [[c.tool for c in r.calls] for r in split.runs] == [["get_user"], ["get_user", "enable_mfa"]]
+    assert [r.outcome.output for r in split.runs] == ["ana.li isn't locked.", "Enabled MFA for ana.li."]
+
+
 def test_an_answer_only_request_is_not_guessed_from_a_search_cut_short(monkeypatch: pytest.MonkeyPatch) -> None:
     # two places the answer may have been given (before the reset, or last): with room for one only, the
     # other reading is not ruled out, so there is no split
