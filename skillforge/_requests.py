@@ -32,6 +32,14 @@ Everything here is learned from the run, never from words of a dataset:
   ana.li to jira-users and wiki-editors.") is an item of a list, not a request: no split;
 - a read no call uses, of values said after the first write's, may be a request of its own (a
   question: "..., and tell me where order #W2 is"), when the answer has a part for it;
+- a request may have written nothing and read nothing of its own: "Please unlock ana.li | and reset
+  her password." where ana.li is not locked (the agent read her account, answered that it isn't
+  locked, and reset the password). Its act is only an answer, drawn from a read another request
+  makes too, placed like any act by that read's values; it is a request only when the answer cuts
+  the way the agent is known to join answers, in one reading only, every later request is joined on
+  by a connective word (never a change of mind or a courtesy, a sentence of its own), and each
+  request that wrote says a word of its write's tool (``reset_password``) while the answering clause
+  says none (``_answered``);
 - a read belongs to every request that acts after it and whose writes it feeds (through the data
   flow) or whose values it names (a read is safe to make again, so it may serve several), and to the
   requests of the reads it is made from; a request whose clause names its values only in passing
@@ -58,6 +66,7 @@ A split that any of these leaves unclear is no split: the run is learned whole, 
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import re
@@ -69,7 +78,7 @@ from ._answers import Joiner, _split_answer
 from ._lifting import _check_run, _Lifter, _lift_values
 from ._spans import _CONNECTIVE, pieces
 from ._spec import Param, Ref
-from ._trajectory import Outcome, Trajectory, canonical_json
+from ._trajectory import Call, Outcome, Trajectory, canonical_json
 from ._values import _leaves, walk_exprs
 
 __all__ = ["Joiner", "Split", "carried_text", "pieces", "segment", "split_run"]
@@ -277,8 +286,8 @@ def split_run(traj: Trajectory, *, importable: bool = True, joiners: Sequence[Jo
     ``joiners``: how the agent was seen to join answers before (an answer that could be cut in
     several ways is cut the known way)."""
     writes = [i for i, c in enumerate(traj.calls) if not (traj.tools.get(c.tool) and traj.tools[c.tool].read)]
-    if not writes or len(writes) < 2 and len(traj.calls) == writes[0] + 1:  # no second write, no read after the write
-        return "fewer than two writes"
+    if not writes or len(writes) < 2 and len(traj.calls) == writes[0] + 1 and (not joiners or not writes[0]):
+        return "fewer than two writes"  # no second write, no read after the write, and no read to answer from (_answered)
     problem = _check_run(traj, importable)
     if problem is not None:
         return problem.reason
@@ -301,7 +310,113 @@ def split_run(traj: Trajectory, *, importable: bool = True, joiners: Sequence[Jo
                 split = _split(traj, facts, parts, sentences, acts, joiners, carry=carry)
                 if isinstance(split, Split):
                     return split
-    return first
+    answered = _answered(traj, facts, sentences, joiners)
+    return answered if answered is not None else first
+
+
+_ANSWER = "<answer>"  # the act of a request that only answered: no call of the run
+_MAX_ANSWERS = 24  # (where, from which read) an answer-only request may be, considered
+
+
+def _answered(traj: Trajectory, facts: _Facts, sentences: list[tuple[int, int]], joiners: Sequence[Joiner]) -> Split | None:
+    """``traj`` split with one request that wrote nothing and read nothing of its own: its act is only
+    an answer drawn from a read made before it (``"Please unlock ana.li | and reset her password."``,
+    ana.li not locked: the agent read her account, answered that it isn't locked and reset the
+    password). The answer is an act said by the clause of the read's values, placed like any act;
+    its run is the read and its part of the agent's answer. Only when the answer cuts into one part
+    per request the way the agent is known to join answers (``joiners``: seen on runs whose writes
+    told the requests apart), in one way only (the answer given before a write or after it, from one
+    read or another), and ``_told_apart``: a message whose answer is several sentences of one request
+    ("Please reset ana.li's password, thanks.") is never cut by a guess. None: no such split."""
+    writes = facts.writes
+    if not writes or not joiners:
+        return None
+    # the reads an answer may be drawn from: of values the message says, a read a write's request needs too
+    # (one it feeds, or of a value a write takes); the answer given just before a write, or last
+    sources = [r for r, read in enumerate(facts.is_read) if read and facts.params_of[r] & facts.said_at.keys() and any(
+        r in facts.deps[w] or facts.params_of[r] & (facts.params_of[w] | facts.said_params_of[w]) for w in writes)]
+    tries = [(at, r) for at in sorted({*writes, len(facts.calls)}) for r in sources if r < at]
+    if len(tries) > _MAX_ANSWERS:  # too many readings to be sure there is only one
+        return None
+    found: dict[str, Split] = {}
+    fine = pieces(traj.task, fine=True)
+    for at, r in tries:
+        with_answer = _answer_at(facts, at, r, facts.params_of[r] & facts.said_at.keys())
+        acts = sorted([*(w + (w >= at) for w in writes), at])
+        for parts, carry in itertools.product((sentences, fine), (False, True)):
+            if parts is not sentences and len(parts) == len(sentences):
+                continue
+            split = _split(traj, with_answer, parts, sentences, acts, joiners, carry=carry)
+            if isinstance(split, Split) and split.joiner in joiners and _told_apart(split, traj):
+                split = _without_answer(split)
+                runs = [[run.task, run.outcome.output, [c.tool for c in run.calls]] for run in split.runs]
+                found.setdefault(canonical_json([runs, split.fresh]), split)
+                break
+    return next(iter(found.values())) if len(found) == 1 else None
+
+
+def _words(text: str) -> set[str]:
+    """The words of ``text`` (or of a tool's name: ``reset_password``, ``enableMfa``), lower case."""
+    return {w.lower() for w in re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+", text)}
+
+
+def _told_apart(split: Split, traj: Trajectory) -> bool:
+    """Whether ``split``, with one request that only answered, tells that request from the others by
+    more than the values (its clause and the next may say the same account, or one says none):
+
+    - every request after the first is joined on by a connective word (``"and reset her password."``),
+      never a sentence of its own: a change of mind ("Actually, never mind — just reset her password.")
+      or a courtesy (``", thanks."``) is no request, and the answer of a sentence before it is no
+      answer-only request;
+    - each request that wrote says a word of a tool it wrote with (``reset_password``: ``"reset"``) and
+      the answering request's clause says none: what the answer is for is not what a write did;
+    - the answering request has no read of its own: each of its reads is another request's too."""
+    answered = [q for q, run in enumerate(split.runs) if any(c.tool == _ANSWER for c in run.calls)]
+    if len(answered) != 1 or not all(_JOINED.match(clause) for clause in split.clauses[1:]):
+        return False
+    written: set[str] = set()
+    others: set[str] = set()
+    for q, run in enumerate(split.runs):
+        if q in answered:
+            continue
+        writes = [c.tool for c in run.calls if not (traj.tools.get(c.tool) and traj.tools[c.tool].read)]
+        tools = {w for t in writes for w in _words(t) if len(w) >= 3}
+        if not tools & _words(split.clauses[q]):
+            return False
+        written |= tools
+        others |= {canonical_json([c.tool, c.args]) for c in run.calls}
+    q = answered[0]
+    own = {canonical_json([c.tool, c.args]) for c in split.runs[q].calls if c.tool != _ANSWER}
+    return own <= others and not written & _words(split.clauses[q])
+
+
+_JOINED = re.compile(rf"\W*{_CONNECTIVE}\b", re.IGNORECASE)
+
+
+def _answer_at(facts: _Facts, at: int, r: int, said: set[str]) -> _Facts:
+    """``facts`` with an answer drawn from read ``r`` as a call at ``at`` (the calls from ``at`` on one later):
+    a read of the values ``said`` that uses read ``r``."""
+    def shift(refs: Iterable[int]) -> set[int]:
+        return {j + (j >= at) for j in refs}
+
+    def put(rows: list[Any], row: Any) -> list[Any]:
+        return [*rows[:at], row, *rows[at:]]
+
+    answer = Call(tool=_ANSWER, args={p: facts.value_of[p] for p in sorted(said)}, result=None)
+    refs_of = put([shift(s) for s in facts.refs_of], {r})
+    said_refs_of = put([shift(s) for s in facts.said_refs_of], {r})
+    return _Facts(
+        put(facts.calls, answer), put(facts.is_read, True), [w + (w >= at) for w in facts.writes], facts.said_at,
+        facts.value_of, put(facts.params_of, set(said)), refs_of, _deps(refs_of),
+        put(facts.said_params_of, set(said)), said_refs_of, _deps(said_refs_of),
+        put([{(j + (j >= at), path) for j, path in s} for s in facts.ref_paths], set()),
+    )
+
+
+def _without_answer(split: Split) -> Split:
+    """``split`` with each run's answer act taken out: what the request's own run was."""
+    runs = tuple(run.model_copy(update={"calls": [c for c in run.calls if c.tool != _ANSWER]}) for run in split.runs)
+    return dataclasses.replace(split, runs=runs)
 
 
 def _split(traj: Trajectory, facts: _Facts, parts: list[tuple[int, int]], sentences: list[tuple[int, int]],
