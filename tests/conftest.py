@@ -91,3 +91,14 @@ def chroma_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
     with ChromaServer(tmp_path_factory.mktemp("chroma-server")) as server:
         yield server.url
+
+
+@pytest.fixture
+def accounts_world(tmp_path: Path) -> Iterator[tuple[Forge, Path]]:
+    """A fresh directory of accounts on SQLite (``tests.toolsets.accounts``) and a Forge over its tools."""
+    from tests.toolsets import accounts
+
+    forge = accounts.open_accounts(tmp_path)
+    yield forge, tmp_path
+    forge.close()
+    accounts.TOOLBOX.clear()

@@ -10,7 +10,6 @@ The runs alone first (``split_run``), then a Forge on the real SQLite directory 
 from __future__ import annotations
 
 import sqlite3
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -147,21 +146,13 @@ def test_a_question_answered_from_a_read_of_its_own_is_no_answer_only_request() 
 # -- learning and composing, on a real directory of accounts --------------------------------
 
 
-@pytest.fixture
-def world(tmp_path: Path) -> Any:
-    forge = accounts.open_accounts(tmp_path)
-    yield forge, tmp_path
-    forge.close()
-    accounts.TOOLBOX.clear()
-
-
 def _unlocked(username: str) -> None:
     with sqlite3.connect(accounts.DB["path"]) as db:
         db.execute("UPDATE users SET locked = 0 WHERE username = ?", (username,))
 
 
-def test_an_answer_only_request_is_learned_as_its_own_skill_and_served_by_composition(world: Any) -> None:
-    forge, tmp = world
+def test_an_answer_only_request_is_learned_as_its_own_skill_and_served_by_composition(accounts_world: Any) -> None:
+    forge, tmp = accounts_world
     first, same = accounts.shadowed(forge, tmp, "Please unlock ana.li and reset her password.")  # how the agent joins
     assert first.source == "agent" and same and first.learned is not None and len(first.learned.split(", ")) == 2
     before = sorted(p.name for p in (tmp / "skills").glob("*.py"))

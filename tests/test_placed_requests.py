@@ -9,7 +9,6 @@ The runs alone first (``split_run``), then a Forge on the real SQLite directory 
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -138,16 +137,8 @@ def test_a_list_of_values_for_one_request_is_not_cut_into_requests() -> None:
 # -- composing, on a real directory of accounts -------------------------------------------
 
 
-@pytest.fixture
-def world(tmp_path: Path) -> Any:
-    forge = accounts.open_accounts(tmp_path)
-    yield forge, tmp_path
-    forge.close()
-    accounts.TOOLBOX.clear()
-
-
-def test_requests_that_say_no_value_of_their_own_are_learned_apart_and_served_by_composition(world: Any) -> None:
-    forge, tmp = world
+def test_requests_that_say_no_value_of_their_own_are_learned_apart_and_served_by_composition(accounts_world: Any) -> None:
+    forge, tmp = accounts_world
     first, same = accounts.shadowed(forge, tmp, "Please unlock ana.li and reset her password.")
     assert first.source == "agent" and same
     assert first.learned is not None and len(first.learned.split(", ")) == 2, first.not_learned  # a skill per request
@@ -161,8 +152,8 @@ def test_requests_that_say_no_value_of_their_own_are_learned_apart_and_served_by
     assert listed.source == "agent" and same and listed.learned is not None and ", " not in listed.learned
 
 
-def test_a_handover_in_the_second_request_after_the_first_wrote_repeats_no_write(world: Any) -> None:
-    forge, tmp = world
+def test_a_handover_in_the_second_request_after_the_first_wrote_repeats_no_write(accounts_world: Any) -> None:
+    forge, tmp = accounts_world
     for task in ("Please unlock ana.li and reset her password.", "Please unlock bo.ng and add her to vpn-users."):
         result, same = accounts.shadowed(forge, tmp, task)
         assert result.source == "agent" and same
