@@ -10,6 +10,7 @@ tests/test_probes_round2.py is the Forge-level case).
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,7 @@ from skillforge._lifting import Rejected, discover_template, lift
 from skillforge._template import Slot, TaskTemplate
 from skillforge._trajectory import Call, Outcome, ToolRef, Trajectory
 from tests.test_probes_round2 import check, forge_for, learn
+from tests.toolsets import accounts
 
 TOOLS = {
     "get_user": ToolRef(module="desk", qualname="get_user", read=True, params=("username",)),
@@ -259,3 +261,35 @@ def test_words_that_name_a_fact_or_negate_keep_only_their_own_worlds() -> None:
     # a negation: only its own world
     assert prove_all(source, spec, [dept_run("not", "oli.qi", "sales", True)]) is not None
     assert prove_all(source, spec, [dept_run("not", "pia.re", "eng", False)]) is None
+
+
+def _mfa(username: str, on: bool) -> None:
+    with sqlite3.connect(accounts.DB["path"]) as db:
+        db.execute("UPDATE users SET mfa = ? WHERE username = ?", (int(on), username))
+
+
+def test_a_new_plain_phrasing_is_served_in_a_world_other_phrasings_showed_and_a_negation_is_not(accounts_world: Any) -> None:
+    forge, tmp = accounts_world
+    for task, who, mfa in [
+        ("Please unlock {}.", "ana.li", False),
+        ("Unlock {}, thanks!", "bo.ng", False),
+        ("Please unlock {}.", "fay.wu", True),
+        ("Unlock {}, thanks!", "cy.ito", True),
+        ("Can you unlock {} for me?", "di.roy", False),  # a third plain phrasing, seen once
+        ("Unlock {} and do not reset anything.", "ed.fox", False),  # a negation, seen once
+    ]:
+        _mfa(who, mfa)
+        result, same = accounts.shadowed(forge, tmp, task.format(who))
+        assert same and result.source in ("agent", "skill+agent"), (task, result.source)
+    assert len(list((tmp / "skills").glob("*.py"))) == 2  # __init__ and one skill of four phrasings
+    for who in ("ana.li", "bo.ng", "cy.ito", "di.roy", "ed.fox", "fay.wu"):
+        with sqlite3.connect(accounts.DB["path"]) as db:
+            db.execute("UPDATE users SET locked = 1 WHERE username = ?", (who,))
+    # MFA on was seen said two plain ways: the third plain phrasing takes it
+    _mfa("di.roy", True)
+    result, same = accounts.shadowed(forge, tmp, "Can you unlock di.roy for me?")
+    assert same and result.source == "skill" and result.llm_calls == 0, result.handover
+    # the negation keeps the one world it was seen in
+    _mfa("ed.fox", True)
+    result, same = accounts.shadowed(forge, tmp, "Unlock ed.fox and do not reset anything.")
+    assert same and result.source == "skill+agent" and "phrasing" in (result.handover or ""), result.handover
