@@ -71,6 +71,9 @@ class ShadowReport:
     files_by_kind: Counter[str] = field(default_factory=Counter)  # kind -> skill files holding a run of that kind
     files_by_route: dict[tuple[str, str], list[str]] = field(default_factory=dict)  # (kind, route) -> those files
     handovers: Counter[str] = field(default_factory=Counter)  # why skills stopped, most common first
+    composed: Counter[int] = field(default_factory=Counter)  # messages served wholly by composing skills, by how many
+    composed_handed_over: int = 0  # messages a composition began and a clause's skill handed over
+    composed_wrong: int = 0  # wrong replays among both
     seconds: float = 0.0
 
     @property
@@ -235,6 +238,11 @@ def _tally(report: ShadowReport, i: int, task: Task, result: Any, alone: Any, di
     counts["tasks"] += 1
     if result.source == "agent" and result.error is None and not result.calls:
         logger.warning("task %d: the agent's run recorded no tool calls (are its tools the Forge's wrappers?)", i)
+    composed = result.source != "agent" and bool(result.clauses)  # a message served clause by clause, or begun so
+    if composed and result.source == "skill":
+        report.composed[len(result.clauses)] += 1
+    elif composed:
+        report.composed_handed_over += 1
     if result.source == "skill":
         report.served += 1
     elif result.source == "skill+agent":
@@ -252,6 +260,7 @@ def _tally(report: ShadowReport, i: int, task: Task, result: Any, alone: Any, di
         logger.info("wrong replay by %s on task %d: %r", result.skill, i, task.text)
         report.wrong_replays.append(m)
         counts["wrong"] += 1
+        report.composed_wrong += composed
 
 
 def render(r: ShadowReport) -> str:
@@ -268,6 +277,9 @@ def render(r: ShadowReport) -> str:
         f"  solve() errors / crashes:       {r.errors} / {len(r.crashes)}",
         f"  skill files written:            {len(r.skills_written)} (from {r.learned} learning solves)",
         f"  model requests saved:           {r.requests_saved} (1 per task served fully by a skill)",
+        f"  composed of clause skills:      {sum(r.composed.values())} served"
+        + (f" ({', '.join(f'{n} by {k}' for k, n in sorted(r.composed.items()))})" if r.composed else "")
+        + f", {r.composed_handed_over} handed over by a clause's skill, {r.composed_wrong} wrong",
         "",
         f"  {'kind':<16}{'tasks':>6}{'skill':>7}{'s+agent':>9}{'agent':>7}{'wrong':>7}{'crash':>7}{'files':>7}",
     ]

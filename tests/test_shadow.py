@@ -18,6 +18,11 @@ def test_a_task_stream_has_no_wrong_replay(workload: str, min_served: int) -> No
     assert wrong == []
     assert report.served >= min_served, shadow.render(report)
     assert report.errors == 0
+    # messages of two requests: composed or begun so, never wrong; on the helpdesk clause skills are tried
+    assert report.composed_wrong == 0
+    if workload == "helpdesk":
+        assert report.composed_handed_over + sum(report.composed.values()) >= 1, shadow.render(report)
+        assert "composed of clause skills:" in shadow.render(report)
     # every skill file is counted under the intents (task kinds) whose runs it holds
     assert "?" not in report.files_by_kind and set(report.files_by_kind) <= set(report.by_kind)
     assert len(report.skills_written) <= sum(report.files_by_kind.values())
