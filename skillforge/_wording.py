@@ -64,13 +64,22 @@ def _named(fact: Guard, seen: Sequence[Any]) -> list[set[str]]:
     """The names of ``fact``, each as the set of its words: its fields' names and the texts of the
     values runs saw (``"on hold"`` is named where both words are said)."""
     names = [str(step).replace("_", " ") for step in fact.path if type(step) is str]
-    names += [v for v in seen if type(v) is str]
+    names += _texts(seen)
     out = []
     for name in names:
         words = {w for w in _WORD.findall(name.lower()) if len(w) > 2}
         if words:
             out.append(words)
     return out
+
+
+def _texts(values: Any) -> list[str]:
+    """The texts among ``values``, inside the tuples and lists a fact's value may be (a set of sources)."""
+    if type(values) is str:
+        return [values.replace("_", " ")]
+    if isinstance(values, (tuple, list, set, frozenset)):
+        return [t for v in values for t in _texts(v)]
+    return []
 
 
 def strict(text: str, facts: Sequence[tuple[Guard, Sequence[Any]]]) -> bool:

@@ -293,3 +293,19 @@ def test_a_new_plain_phrasing_is_served_in_a_world_other_phrasings_showed_and_a_
     _mfa("ed.fox", True)
     result, same = accounts.shadowed(forge, tmp, "Unlock ed.fox and do not reset anything.")
     assert same and result.source == "skill+agent" and "phrasing" in (result.handover or ""), result.handover
+
+
+@pytest.mark.parametrize(("words", "sets_condition"), [
+    ("Pay for order {} with my gift card.", True),  # a value inside a fact's tuple of sources
+    ("Use one of my payment methods for order {}.", True),  # a field on the fact's path ("payment_methods")
+    ("Please sort out the payment for order {}.", False),  # one word of it only
+    ("Pay for order {}, thanks!", False),
+    ("Pay for order {} unless it shipped.", True),  # a word of condition
+    ("Pay for order {}; no rush.", True),  # a negation
+])
+def test_words_that_name_a_fact_or_set_a_condition_are_strict(words: str, sets_condition: bool) -> None:
+    from skillforge._spec import Guard
+    from skillforge._wording import strict
+
+    sources = Guard("values", ("payment_methods", "*", "source"), None)
+    assert strict(words, [(sources, [("credit_card", "gift_card"), ("paypal",)])]) is sets_condition
