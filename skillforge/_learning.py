@@ -50,7 +50,7 @@ from ._records import folded_as
 from ._spec import At, Early, Expr, Guard, Param, Ref, SkillSpec, Step, Where
 from ._template import CHOICE, IGNORED, LIST, PHRASING, Slot, TaskTemplate, choices
 from ._trajectory import Trajectory
-from ._wording import Wording, literal, shared_worlds, strict
+from ._wording import Wording, literal, worded
 from ._values import EACH, _leaves, ambiguous, bound_item, enum_like, resolve, walk_exprs
 
 logger = logging.getLogger(__name__)
@@ -675,7 +675,7 @@ def _combine(
             full *= len(set(v[2]) - {MISSING})
         alone = [v for v in varied if v[0] == i and not core(v[0], v[1])]
         if here and len(combos) < full:
-            kept[i].append(_worded(upto, combos, n_runs, joint, wording))
+            kept[i].append(worded(upto, combos, n_runs, joint, wording))
         else:
             alone += here  # every combination was seen: each fact on its own
         for call, g, seen in sorted(alone, key=lambda v: varied.index(v)):
@@ -688,28 +688,6 @@ def _combine(
                 kept[i].append(Guard("combo", (), (((call, g),), tuple((a,) for a in allowed))))
 
 
-
-def _worded(
-    upto: list[tuple[int, Guard, list[Any]]], combos: list[tuple[Any, ...]], n_runs: int,
-    joint: list[tuple[int, Guard, list[Any]]], wording: Wording,
-) -> Guard:
-    """The guard that the facts ``upto`` are a combination some run showed (``combos``), where one of
-    them may be the phrasing the task was said in: then a phrasing whose words set no condition on
-    the facts also takes the worlds runs said in such words showed (see ``_wording``)."""
-    facts = tuple((c, g) for c, g, _s in upto)
-    at = next((k for k, (_c, g, _s) in enumerate(upto) if g.kind == "said"), None)
-    if at is None or not wording or len(upto) < 2:
-        return Guard("combo", (), (facts, tuple(combos)))
-    said = upto[at][2]
-    seen = sorted({p for p in said[:n_runs] if p is not MISSING})
-    named = [(g, s) for _c, g, s in joint if g.kind != "said"]
-    free = {p for p in seen if not strict(wording[p], named)}
-    worlds = [tuple(v[2][r] for k, v in enumerate(upto) if k != at) for r in range(n_runs)]
-    shared = shared_worlds(worlds, said[:n_runs], free)
-    if not shared:
-        return Guard("combo", (), (facts, tuple(combos)))
-    rest = tuple(c for c in combos if not (c[at] in free and c[:at] + c[at + 1 :] in shared))
-    return Guard("combo", (), (facts, rest, (at, shared, tuple(sorted(free)))))
 
 # facts whose value is read off a result at a path, with task values named in the path or as the
 # related value only: what a run by another route observes the same way

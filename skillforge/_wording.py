@@ -34,7 +34,7 @@ from ._guards import MISSING
 from ._spec import Guard
 from ._template import NEGATION, TaskTemplate
 
-__all__ = ["CONDITION", "Wording", "literal", "shared_worlds", "strict"]
+__all__ = ["CONDITION", "Wording", "literal", "shared_worlds", "strict", "worded"]
 
 # words that make a request depend on something: never taken as saying the same as other words
 CONDITION = re.compile(
@@ -107,3 +107,26 @@ def shared_worlds(
         if p in free and MISSING not in w and all(len(with_value[k][v]) >= 2 for k, v in enumerate(w))
     }
     return tuple(sorted(out, key=repr))
+
+
+def worded(
+    upto: list[tuple[int, Guard, list[Any]]], combos: list[tuple[Any, ...]], n_runs: int,
+    joint: list[tuple[int, Guard, list[Any]]], wording: Wording,
+) -> Guard:
+    """The guard that the facts ``upto`` are a combination some run showed (``combos``), where one of
+    them may be the phrasing the task was said in: then a phrasing whose words set no condition on
+    the facts also takes the worlds runs said in such words showed (see the module's docstring)."""
+    facts = tuple((c, g) for c, g, _s in upto)
+    at = next((k for k, (_c, g, _s) in enumerate(upto) if g.kind == "said"), None)
+    if at is None or not wording or len(upto) < 2:
+        return Guard("combo", (), (facts, tuple(combos)))
+    said = upto[at][2]
+    seen = sorted({p for p in said[:n_runs] if p is not MISSING})
+    named = [(g, s) for _c, g, s in joint if g.kind != "said"]
+    free = {p for p in seen if not strict(wording[p], named)}
+    worlds = [tuple(v[2][r] for k, v in enumerate(upto) if k != at) for r in range(n_runs)]
+    shared = shared_worlds(worlds, said[:n_runs], free)
+    if not shared:
+        return Guard("combo", (), (facts, tuple(combos)))
+    rest = tuple(c for c in combos if not (c[at] in free and c[:at] + c[at + 1 :] in shared))
+    return Guard("combo", (), (facts, rest, (at, shared, tuple(sorted(free)))))
