@@ -19,8 +19,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from ._spec import Const, Guard, Join, Param, Ref, SkillSpec
-from ._values import walk_exprs
+from ._spec import Guard, Join, SkillSpec
+from ._values import rebuilt, walk_exprs
 
 __all__ = ["alone", "listed_alike", "settled", "shown", "unlisted"]
 
@@ -100,11 +100,5 @@ def _joins(x: Any) -> list[Join]:
 
 
 def _mapped(x: Any, f: Any) -> Any:
-    """``x`` with each ``Join`` in it replaced by ``f`` of it (frozen dataclasses and tuples, rebuilt)."""
-    if isinstance(x, Join):
-        return f(x)
-    if isinstance(x, tuple):
-        return tuple(_mapped(e, f) for e in x)
-    if hasattr(x, "__dataclass_fields__") and not isinstance(x, (Ref, Param, Const)):
-        return type(x)(**{name: _mapped(getattr(x, name), f) for name in x.__dataclass_fields__})
-    return x
+    """``x`` with each ``Join`` in it replaced by ``f`` of it."""
+    return rebuilt(x, lambda e: f(e) if isinstance(e, Join) else e)

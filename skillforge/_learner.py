@@ -29,7 +29,7 @@ from ._records import optional_widened, records_widened
 from ._spec import Const, Each, Join, Param, Select, SkillSpec
 from ._template import LIST, MAX_TASK_CHARS, TaskTemplate, literal_tokens
 from ._trajectory import Trajectory
-from ._values import var_names
+from ._values import rebuilt, var_names
 
 if TYPE_CHECKING:
     from ._index import HotIndex
@@ -106,17 +106,16 @@ def _may_branch(a: SkillSpec | None, b: SkillSpec) -> bool:
 def _coarse(x: Any) -> Any:
     """``x`` with each ``Select`` picking by its first value only, each ``Each`` naming its item's first part
     only, and each ``Join`` with no separator."""
-    if isinstance(x, Select):
-        return Select(_coarse(x.seq), x.field, _coarse(x.key), x.rest)
-    if isinstance(x, Each):
-        return Each(x.seq, var_names(x.var)[0], _coarse(x.body))
-    if isinstance(x, Join):  # a list listed from one element shows no separator (see ``_joins``)
-        return unlisted(x)
-    if isinstance(x, tuple):
-        return tuple(_coarse(e) for e in x)
-    if hasattr(x, "__dataclass_fields__") and not isinstance(x, Param):
-        return type(x)(**{f: _coarse(getattr(x, f)) for f in x.__dataclass_fields__})
-    return x
+    def change(e: Any) -> Any:
+        if isinstance(e, Select):
+            return Select(_coarse(e.seq), e.field, _coarse(e.key), e.rest)
+        if isinstance(e, Each):
+            return Each(e.seq, var_names(e.var)[0], _coarse(e.body))
+        if isinstance(e, Join):  # a list listed from one element shows no separator (see ``_joins``)
+            return unlisted(e)
+        return e
+
+    return rebuilt(x, change)
 
 
 def _without_captures(spec: SkillSpec) -> Any:

@@ -129,9 +129,10 @@ def spec_from_runs(
     extra = tuple((t.text, t.slots) for t in phrasings)
     if len(specs) == 1 and not phrasings and not evidence:
         return specs[0]
-    merged = merge(specs, runs, phrased=tuple(literal(t) for t in every) if phrasings else (), evidence=evidence)
+    wording = tuple(literal(t) for t in every) if phrasings else ()
+    merged = merge(specs, runs, phrased=wording, evidence=evidence)
     if merged is None:
-        merged = branched(specs, runs, phrased=tuple(literal(t) for t in every) if phrasings else (), evidence=evidence)
+        merged = branched(specs, runs, phrased=wording, evidence=evidence)
     if merged is not None and evidence:
         merged = replace(merged, evidence=tuple(run.hash for run in evidence))
     if merged is None:

@@ -20,7 +20,7 @@ from typing import Any
 from ._guards import MISSING, derive_guards, fact_key, observe
 from ._spec import At, Const, Each, Expr, Guard, Param, Select, Where
 from ._trajectory import Call, Trajectory
-from ._values import ambiguous, bound_item, evaluate, resolve, var_names, walk_exprs
+from ._values import ambiguous, bound_item, evaluate, rebuilt, resolve, var_names, walk_exprs
 
 __all__ = ["SEPARATOR", "Listing", "each_guards", "item_name", "joined_picks", "mentions", "substitute"]
 
@@ -36,13 +36,7 @@ def item_name(list_name: str) -> str:
 
 def substitute(expr: Any, names: dict[str, str]) -> Any:
     """``expr`` with each ``Param`` named as ``names`` says (frozen dataclasses and tuples, rebuilt)."""
-    if isinstance(expr, Param):
-        return Param(names.get(expr.name, expr.name))
-    if isinstance(expr, tuple):
-        return tuple(substitute(e, names) for e in expr)
-    if hasattr(expr, "__dataclass_fields__"):
-        return type(expr)(**{f: substitute(getattr(expr, f), names) for f in expr.__dataclass_fields__})
-    return expr
+    return rebuilt(expr, lambda e: Param(names.get(e.name, e.name)) if isinstance(e, Param) else e)
 
 
 class Listing:

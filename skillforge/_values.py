@@ -15,7 +15,7 @@ from ._spec import At, DictOf, Each, Expr, Fmt, Join, Len, ListOf, Neg, Param, R
 
 __all__ = [
     "EACH", "ambiguous", "bound_item", "picks_several", "var_names", "collect_values", "collection", "core", "enum_like", "evaluate", "listing", "near", "refs_in", "resolve",
-    "token_shape", "value_kind", "walk_exprs",
+    "rebuilt", "token_shape", "value_kind", "walk_exprs",
 ]
 
 EACH = "*"  # in a fact's path: every element of a list (or value of an id-keyed dict)
@@ -47,6 +47,20 @@ def value_kind(v: Any) -> str:
 def refs_in(expr: Expr) -> Iterator[Ref]:
     """Every reference inside an expression (a selection's list included)."""
     return (e for e in walk_exprs(expr) if isinstance(e, Ref))
+
+
+def rebuilt(x: Any, change: Any) -> Any:
+    """``x`` (an expression, or tuples of them) with each part ``change`` replaces replaced: ``change(e)``
+    returns what stands for ``e``, or ``e`` itself to look inside it (frozen dataclasses and tuples,
+    rebuilt)."""
+    y = change(x)
+    if y is not x:
+        return y
+    if isinstance(x, tuple):
+        return tuple(rebuilt(e, change) for e in x)
+    if hasattr(x, "__dataclass_fields__"):
+        return type(x)(**{f: rebuilt(getattr(x, f), change) for f in x.__dataclass_fields__})
+    return x
 
 
 def walk_exprs(expr: Expr) -> Iterator[Expr]:
