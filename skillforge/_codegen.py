@@ -22,6 +22,7 @@ from ._policy import RESERVED
 from ._values import EACH, var_names, walk_exprs
 from ._spec import At, Const, DictOf, Each, Early, Expr, Fmt, Guard, Join, Len, ListOf, Neg, Param, Ref, Select, SkillSpec, Update, Where
 from ._template import PHRASING, UNUSED, Slot
+from ._variants import file_phrasings, file_runs
 from ._version import __version__
 
 __all__ = ["HEADER_PREFIX", "HASH_PREFIX", "body_hash", "render_skill", "skill_meta", "split_header"]
@@ -588,8 +589,13 @@ def _imports(spec: SkillSpec) -> list[str]:
         helpers.add("join")
     if any(isinstance(e, Update) for top in exprs for e in walk_exprs(top)):
         helpers.add("updated")
+    for variant in spec.variants:  # the file's other functions import what they use too
+        for line in _imports(variant):
+            mod, names = line[len("from "):].split(" import ")
+            if mod == "skillforge.runtime":
+                helpers.update(names.split(", "))
     by_module: dict[str, set[str]] = {"skillforge.runtime": helpers} if helpers else {}
-    for ref in spec.tools.values():
+    for ref in _all_tools(spec).values():
         if ref.method:
             continue
         by_module.setdefault(ref.module, set()).add(ref.qualname)
@@ -632,6 +638,14 @@ def _slot_meta(s: Slot) -> dict[str, Any]:
     }
 
 
+def _all_tools(spec: SkillSpec) -> dict[str, Any]:
+    """The tools of ``spec`` and of its variants (one file imports and lists them all)."""
+    tools = dict(spec.tools)
+    for variant in spec.variants:
+        tools.update(variant.tools)
+    return tools
+
+
 def _meta_items(spec: SkillSpec) -> list[tuple[str, Any]]:
     slots = [{**_slot_meta(s), **({} if s.kind in UNUSED else {"example": spec.examples.get(s.name)})} for s in spec.slots]
     tools = {
@@ -645,17 +659,18 @@ def _meta_items(spec: SkillSpec) -> list[tuple[str, Any]]:
             **({"check": True} if ref.check else {}),
             **({"post_check": True} if ref.post_check else {}),
         }
-        for name, ref in sorted(spec.tools.items())
+        for name, ref in sorted(_all_tools(spec).items())
     }
+    phrasings = file_phrasings(spec)
     items: list[tuple[str, Any]] = [
         ("name", spec.name),
         ("template", spec.template),
         ("slots", slots),
-        *([("phrasings", [{"template": text, "slots": [_slot_meta(x) for x in these]} for text, these in spec.phrasings])]
-          if spec.phrasings else []),
+        *([("phrasings", [{"template": text, "slots": [_slot_meta(x) for x in these]} for text, these in phrasings])]
+          if phrasings else []),
         ("instances", [list(i) for i in spec.instances]),
         ("tools", tools),
-        ("runs", list(spec.runs)),
+        ("runs", file_runs(spec)),
         *([("evidence", list(spec.evidence))] if spec.evidence else []),
         ("task", spec.task),
         ("generator", f"skillforge {__version__}"),
@@ -669,6 +684,76 @@ def render_skill(spec: SkillSpec) -> str:
     Raises:
         SyntaxError: only on a bug in codegen (a spec always renders to valid Python).
     """
+    body = [*_dispatch(spec), *_body(spec)]
+    params = [f"{s.name}: {_annotation(s)}" for s in spec.slots if s.kind not in UNUSED]
+    if file_phrasings(spec):  # which phrasing the task was said in (0: the template, 1: the first of its phrasings, ...)
+        params.append(f"{PHRASING}: int = 0")
+    given = set(params)
+    for v in spec.variants:  # what only tasks said in a variant's phrasings give
+        for sl in v.slots:
+            if sl.kind not in UNUSED and sl.name not in {x.name for x in spec.slots} and sl.name not in given:
+                given.add(sl.name)
+                params.append(f"{sl.name}: {_annotation(sl)} | None = None")
+    if spec.instances:
+        params.append("*")
+        params.extend(p for p, _ in spec.instances)
+    n_runs = len(file_runs(spec))
+    text = _env().get_template("skill.py.j2").render(
+        template_doc="".join([_doc_text(spec.template), *(f"\n   or: {_doc_text(text)}" for text, _slots in file_phrasings(spec))]),
+        runs_phrase=f"{n_runs} recorded run{'s' if n_runs != 1 else ''}" + (
+            f" (its guards also rest on {len(spec.evidence)} run{'s' if len(spec.evidence) != 1 else ''} of the same request "
+            "by another route)" if spec.evidence else ""),
+        task_doc=_doc_text(spec.task),
+        imports=_imports(spec),
+        meta=_meta(spec),
+        name=spec.name,
+        signature=", ".join(params),
+        summary=_summary(spec),
+        body=body,
+        variants=[_variant_function(v) for v in spec.variants],
+    )
+    compile(text, f"<skill {spec.name}>", "exec", ast.PyCF_ONLY_AST)  # validates the render (10x libcst's parse)
+    body_text = text
+    header = (
+        f"{HEADER_PREFIX} {__version__} from {n_runs} recorded run{'s' if n_runs != 1 else ''}. "
+        "Review it like any code; edits are honoured.\n"
+        f"{HASH_PREFIX}{body_hash(body_text)}\n"
+    )
+    return header + body_text
+
+
+def _dispatch(spec: SkillSpec) -> list[str]:
+    """The first lines of a skill with variants: a task said with a variant's parameters is its."""
+    calls: list[tuple[int, list[str]]] = []
+    start = 1 + len(spec.phrasings)  # the variants' phrasings come after the skill's own
+    own = {sl.name for sl in spec.slots}
+    for v in spec.variants:
+        extra = [sl.name for sl in v.slots if sl.kind not in UNUSED and sl.name not in own]
+        args = [f"{sl.name}={sl.name}" for sl in v.slots if sl.kind not in UNUSED]
+        if v.phrasings:
+            args.append(f"{PHRASING}={PHRASING} - {start}")
+        args.extend(f"{p}={p}" for p, _ in v.instances)
+        said = repr(v.template)
+        calls.append((len(extra), [f"if {' and '.join(f'{n} is not None' for n in extra)}:  # said as {said}",
+                                   f"    return {v.name}({', '.join(args)})"]))
+        start += 1 + len(v.phrasings)
+    # a variant that takes more first: a task that gave all of its parameters is its, not a smaller one's
+    return [line for _n, lines in sorted(calls, key=lambda c: -c[0]) for line in lines]
+
+
+def _variant_function(v: SkillSpec) -> dict[str, Any]:
+    params = [f"{s.name}: {_annotation(s)}" for s in v.slots if s.kind not in UNUSED]
+    if v.phrasings:
+        params.append(f"{PHRASING}: int = 0")
+    if v.instances:
+        params.append("*")
+        params.extend(p for p, _ in v.instances)
+    return {"name": v.name, "signature": ", ".join(params), "summary": _summary(v),
+            "body": _body(v)}
+
+
+def _body(spec: SkillSpec) -> list[str]:
+    """The lines of ``spec``'s function body."""
     r = _Renderer(spec)
     body: list[str] = []
     last = max((e.after for e in spec.early), default=-1)  # branches, in the order the runs stopped
@@ -687,34 +772,7 @@ def render_skill(spec: SkillSpec) -> str:
                 body.extend(r.guards(k, spec.steps[k].guards))
     note = _constant_note(spec.output)
     body.append(f"return {r.expr(spec.output)}{f'  # {note}' if note else ''}")
-    params = [f"{s.name}: {_annotation(s)}" for s in spec.slots if s.kind not in UNUSED]
-    if spec.phrasings:  # which phrasing the task was said in (0: the template, 1: the first of its phrasings, ...)
-        params.append(f"{PHRASING}: int = 0")
-    if spec.instances:
-        params.append("*")
-        params.extend(p for p, _ in spec.instances)
-    n_runs = len(spec.runs)
-    text = _env().get_template("skill.py.j2").render(
-        template_doc="".join([_doc_text(spec.template), *(f"\n   or: {_doc_text(text)}" for text, _slots in spec.phrasings)]),
-        runs_phrase=f"{n_runs} recorded run{'s' if n_runs != 1 else ''}" + (
-            f" (its guards also rest on {len(spec.evidence)} run{'s' if len(spec.evidence) != 1 else ''} of the same request "
-            "by another route)" if spec.evidence else ""),
-        task_doc=_doc_text(spec.task),
-        imports=_imports(spec),
-        meta=_meta(spec),
-        name=spec.name,
-        signature=", ".join(params),
-        summary=_summary(spec),
-        body=body,
-    )
-    compile(text, f"<skill {spec.name}>", "exec", ast.PyCF_ONLY_AST)  # validates the render (10x libcst's parse)
-    body_text = text
-    header = (
-        f"{HEADER_PREFIX} {__version__} from {n_runs} recorded run{'s' if n_runs != 1 else ''}. "
-        "Review it like any code; edits are honoured.\n"
-        f"{HASH_PREFIX}{body_hash(body_text)}\n"
-    )
-    return header + body_text
+    return body
 
 
 def _summary(spec: SkillSpec) -> str:

@@ -23,6 +23,7 @@ from ._spec import SkillSpec
 from ._template import TaskTemplate, bind_phrasings
 from ._tools import Run, activate, deactivate
 from ._trajectory import Trajectory, canonical_json
+from ._variants import file_phrasings
 
 __all__ = ["Compiled", "Rejected", "admit", "admit_file", "compile_run", "prove_all", "reproduces"]
 
@@ -86,7 +87,7 @@ class _Replayer:
 
 def _bound(spec: SkillSpec, task: str) -> dict[str, Any] | None:
     """What the first of ``spec``'s phrasings that binds ``task`` binds."""
-    bound = bind_phrasings([TaskTemplate(text, list(slots)) for text, slots in ((spec.template, spec.slots), *spec.phrasings)], task)
+    bound = bind_phrasings([TaskTemplate(text, list(slots)) for text, slots in ((spec.template, spec.slots), *file_phrasings(spec))], task)
     return None if bound is None else bound[1]
 
 

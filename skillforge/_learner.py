@@ -29,7 +29,8 @@ from ._records import optional_widened, records_widened
 from ._spec import Const, Each, Join, Param, Select, SkillSpec
 from ._template import LIST, MAX_TASK_CHARS, TaskTemplate, literal_tokens
 from ._trajectory import Trajectory
-from ._values import rebuilt, var_names
+from ._variants import extra_params, file_phrasings
+from ._values import rebuilt, var_names, walk_exprs
 
 if TYPE_CHECKING:
     from ._index import HotIndex
@@ -125,8 +126,8 @@ def _without_captures(spec: SkillSpec) -> Any:
 
 
 def _phrasings_of(spec: SkillSpec) -> list[TaskTemplate]:
-    """Every template of ``spec``: its own first, then its other phrasings."""
-    return [TaskTemplate(spec.template, list(spec.slots)), *(TaskTemplate(t, list(slots)) for t, slots in spec.phrasings)]
+    """Every template of ``spec``'s file: its own first, then its other phrasings (its variants' too)."""
+    return [TaskTemplate(spec.template, list(spec.slots)), *(TaskTemplate(t, list(slots)) for t, slots in file_phrasings(spec))]
 
 
 def _replaced(skill: SkillFile, template: TaskTemplate) -> tuple[TaskTemplate, tuple[TaskTemplate, ...]]:
@@ -290,6 +291,9 @@ class Learning:
                 rephrased = self._rephrased(spec, traj)  # or said otherwise: one more phrasing of a skill
                 if rephrased is not None:
                     return rephrased
+                more = self._as_variant(spec, traj)  # or said with more in it: a variant of a skill
+                if more is not None:
+                    return more
             name = spec.name
             i = 2
             while self.library.path_for(name).exists():  # a stat per name tried, not a listing of the library
@@ -714,6 +718,46 @@ class Learning:
                 logger.info("%s now also takes tasks said as %r", other.name, mine.text)
                 return self._write(*learned)
             logger.debug("%s does what %r asks, but their runs make no one skill", other.name, mine.text)
+        return None
+
+    def _as_variant(self, spec: SkillSpec, traj: Trajectory) -> Compiled | None:
+        """A skill of the same request that this run said with more in it ("Hi, this is bo.ng. Please add
+        ana.li to hr-files, thanks!" beside "Please add ana.li to hr-files."): the run's template becomes a
+        phrasing of more parameters of that skill, a variant with a program of its own (``_variants``).
+
+        Candidates take a part of this run's parameters, of the same names and types, first made the same
+        call from the same sources (the same identification route), and have a tool for every write this run
+        made, whose arguments none of the parameters it takes beyond theirs feeds: the same request, asked with
+        more that decides (who asks), not more to do (a second order, another address). This run must have
+        written (what it asked is then plain).
+        Then the candidate's runs and this one must make one skill file, proven on every run. Hand-edited
+        files are left alone. The candidate's program is not changed: its guards rest on its own runs."""
+        written = [st for st in spec.steps if not spec.tools[st.tool].read]
+        if not written:
+            return None
+        writes = {st.tool for st in written}
+        fed = {e.name for st in written for _k, arg in st.args for e in walk_exprs(arg) if isinstance(e, Param)}
+        mine = TaskTemplate(spec.template, list(spec.slots))
+        route = (spec.steps[0].tool, spec.steps[0].args)
+        for other in sorted(self._index().by_name.values(), key=lambda s: s.name):
+            if other.edited or other.phrasing(mine.text) is not None or not writes <= set(other.tools):
+                continue
+            extra = extra_params(other.template, mine)
+            if not extra or fed & set(extra):
+                continue  # not said with more, or what more it says is written: another request (a second order, an address)
+            first = self._program(other)
+            if first is None or not first.steps or (first.steps[0].tool, first.steps[0].args) != route:
+                continue
+            try:
+                runs = [self.library.load_run(h) for h in other.runs]
+            except SkillFileError:
+                continue
+            every = other.phrasings or (other.template,)
+            learned = self._from_runs([*runs, traj], other.name, every[0], (*every[1:], mine))
+            if learned is not None:
+                logger.info("%s now also takes tasks said with more in them, as %r", other.name, mine.text)
+                return self._write(*learned)
+            logger.debug("%s asks what %r asks, but their runs make no one skill file", other.name, mine.text)
         return None
 
     def _new_in(self, hot: Any, index: str) -> list[SkillFile]:

@@ -50,6 +50,7 @@ from ._records import folded_as
 from ._spec import At, Early, Expr, Guard, Param, Ref, SkillSpec, Step, Where
 from ._template import CHOICE, IGNORED, LIST, PHRASING, Slot, TaskTemplate, choices
 from ._trajectory import Trajectory
+from ._variants import grouped, variant_name
 from ._wording import Wording, literal, worded
 from ._values import EACH, _leaves, ambiguous, bound_item, enum_like, resolve, walk_exprs
 
@@ -85,7 +86,7 @@ def spec_from_runs(
     every = (template, *phrasings)
     takes = sorted((s.name, s.type) for s in template.params)
     if any(sorted((s.name, s.type) for s in t.params) != takes for t in phrasings):
-        return Rejected("the phrasings take other parameters than the template: not one skill")
+        return _with_variants(runs, name=name, template=template, importable=importable, phrasings=phrasings, evidence=evidence)
 
     def lifted(traj: Trajectory, prefer: Any = None, literal: Places = frozenset(), one_listed: bool = True) -> SkillSpec | Rejected:
         k = next((i for i, t in enumerate(every) if t.bind(traj.task) is not None), 0)
@@ -138,6 +139,36 @@ def spec_from_runs(
     if merged is None:
         return Rejected("the runs differ in more than the switch-like facts their guards check")
     return replace(merged, template=template.text, slots=template.slots, phrasings=extra) if phrasings else merged
+
+
+def _with_variants(
+    runs: list[Trajectory], *, name: str, template: TaskTemplate, importable: bool,
+    phrasings: tuple[TaskTemplate, ...], evidence: tuple[Trajectory, ...],
+) -> SkillSpec | Rejected:
+    """The skill of ``template`` and its phrasings of the same parameters, with one variant per group
+    of phrasings that take more (``_variants``): each learned from the runs said in its phrasings
+    only (a run belongs to the first phrasing, in the file's order, that binds its task)."""
+    groups = grouped(template, phrasings)
+    if isinstance(groups, str):
+        return Rejected(groups)
+    order = [t for _extra, ts in groups for t in ts]
+    owner = [next((k for k, t in enumerate(order) if t.bind(run.task) is not None), None) for run in runs]
+    if None in owner:
+        return Rejected("a run's task binds none of the skill's phrasings")
+    specs: list[SkillSpec] = []
+    start = 0
+    for extra, ts in groups:
+        mine = [run for run, k in zip(runs, owner, strict=True) if start <= k < start + len(ts)]  # type: ignore[operator]
+        start += len(ts)
+        if not mine:
+            return Rejected(f"no run was said in {ts[0].text!r}: a phrasing of more parameters needs runs of its own")
+        one = spec_from_runs(mine, name=variant_name(name, extra) if extra else name, template=ts[0], importable=importable,
+                             phrasings=tuple(ts[1:]), evidence=evidence if not extra else ())
+        if isinstance(one, Rejected):
+            return Rejected(f"{one.reason} (the runs said as {ts[0].text!r})")
+        specs.append(one)
+    main, *variants = specs
+    return replace(main, variants=tuple(variants))
 
 
 def _picked_alike(specs: list[SkillSpec], template: TaskTemplate) -> list[SkillSpec]:

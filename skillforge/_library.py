@@ -193,8 +193,9 @@ def skill_from(path: Path, source: str, meta: dict[str, Any], *, checked: bool =
                 others.append(TaskTemplate(p["template"], [_slot(s) for s in p["slots"]], lazy=lazy))
             except (KeyError, TypeError, ValueError, re.error) as e:
                 raise ValueError(f"phrasing {i + 1}: {e}") from e
-        if any({s.name: s.type for s in t.params} != {s.name: s.type for s in template.params} for t in others):
-            raise ValueError("every phrasing must take the parameters of the template, of the same types")
+        takes = {s.name: s.type for s in template.params}
+        if any(any({s.name: s.type for s in t.params}.get(n) != k for n, k in takes.items()) for t in others):
+            raise ValueError("every phrasing must take the parameters of the template, of the same types (it may take more)")
         tools = {k: _tool_ref(v) for k, v in meta["tools"].items()}
         instances = tuple((str(p), str(o)) for p, o in meta.get("instances", []))
         runs = tuple(meta.get("runs", []))

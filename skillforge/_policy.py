@@ -2,7 +2,9 @@
 
 A skill file may contain a docstring, imports of registered tools (from their own
 modules) and of ``skillforge.runtime`` helpers, one literal ``SKILL = {...}`` and one
-function. Inside the function: assignments to plain names, calls, ``if``, ``for``
+function (followed by the functions of its variants, ``<function>_given_<parameters>``, which
+only it may call: the same request said with more parameters, see ``_variants``; no function
+calls itself or another, so there is no recursion). Inside a function: assignments to plain names, calls, ``if``, ``for``
 over values that came from tool results, ``return``. Calls go only to registered
 tools, the runtime helpers and a few safe builtins. Refused anywhere: names and
 attributes starting with ``_``, attribute access other than a tool method called on
@@ -40,7 +42,8 @@ __all__ = ["HELPERS", "POLICY_VERSION", "RESERVED", "SAFE_BUILTINS", "Violation"
 # Changes whenever the policy refuses something it allowed before: a verdict cached under another
 # version (``Forge``'s state dir) is not trusted. 2: instance names never rebound, format specs bounded.
 # 3: ``distinct`` is a helper (a name no parameter or local may take).
-POLICY_VERSION = 3
+# 4: a skill's variants (functions only the skill's function calls) and ``str | None`` parameters.
+POLICY_VERSION = 4
 HELPERS = frozenset({"require", "has", "check", "pick", "values", "join", "near", "rank", "updated", "distinct"})
 RUNTIME_MODULE = "skillforge.runtime"
 SAFE_BUILTINS = frozenset(
@@ -119,10 +122,16 @@ class _Checker:
                 continue
             else:
                 self.bad(node, "module statement", f"{type(node).__name__} is not allowed at module level")
-        if [d.name for d in defs] != [function]:
-            self.bad(tree, "function", f"the file must define exactly one function, {function!r}")
-        for d in defs:
-            self.function(d)
+        variants = [d.name for d in defs[1:] if d.name.startswith(f"{function}_given_")]
+        if not defs or defs[0].name != function or len(defs) != 1 + len(variants):
+            self.bad(tree, "function", f"the file must define exactly one function, {function!r} (then, if it has "
+                     f"variants, one function for each, named {function}_given_<parameters>)")
+        for d in defs:  # each function on its own: its parameters and locals are its own
+            one = _Checker(self.tools, self.methods)
+            one.imported = self.imported
+            one.callables = self.callables | (set(variants) if d.name == function else set())
+            one.function(d)
+            self.violations += one.violations
 
     def import_from(self, node: ast.ImportFrom) -> None:
         mod = node.module or ""
@@ -165,9 +174,14 @@ class _Checker:
                      and ann.slice.value.id == "tuple" and isinstance(ann.slice.slice, ast.Tuple)
                      and all(_plain(e) or _maybe(e) for e in ann.slice.slice.elts))
             )
-            if not (plain or listed):
+            maybe = (  # str | None: what only a variant's phrasings give (None where the task did not say it)
+                isinstance(ann, ast.BinOp) and isinstance(ann.op, ast.BitOr) and isinstance(ann.left, ast.Name)
+                and ann.left.id in ("str", "int", "float", "bool") and isinstance(ann.right, ast.Constant) and ann.right.value is None
+            )
+            if not (plain or listed or maybe):
                 self.bad(ann, "annotation", "parameter annotations are limited to str, int, float, bool, dict, list, "
-                         "list[str] and list[tuple[str, dict, ...]] (a record's part may be 'dict | None')")
+                         "list[str] and list[tuple[str, dict, ...]] (a record's part may be 'dict | None'), and "
+                         "'str | None' (or int, float, bool) for what only some phrasings give")
         if node.returns is not None:
             self.bad(node.returns, "annotation", "no return annotation")
         self.body(node.body, top=True)

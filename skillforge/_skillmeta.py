@@ -65,7 +65,9 @@ def check_meta(meta: Any) -> None:
     params = _check_template(meta.get("template"), meta.get("slots"), "SKILL['template']", reserved=bool(phrasings))
     for i, p in enumerate(phrasings):
         these = _check_template(p.get("template"), p.get("slots"), f"phrasing {i + 1}", reserved=True)
-        _need(these == params, f"every phrasing must take the parameters of the template, of the same types (phrasing {i + 1} does not)")
+        _need(all(these.get(n) == t for n, t in params.items()),
+              f"every phrasing must take the parameters of the template, of the same types (phrasing {i + 1} does not); "
+              "it may take more (the same request said with more in it)")
     instances = meta.get("instances", [])
     _need(type(instances) is list and all(type(i) in (list, tuple) and len(i) == 2 for i in instances),
           "SKILL['instances'] must be a list of [parameter, class] pairs")
@@ -269,12 +271,13 @@ def _check_signature(tree: ast.Module, meta: dict[str, Any], owners: dict[str, s
     given = {s["name"] for s in meta["slots"] if s["kind"] not in UNUSED} | set(owners)
     if meta.get("phrasings"):
         given.add(PHRASING)
+    sometimes = {s["name"] for p in meta.get("phrasings", []) for s in p["slots"] if s["kind"] not in UNUSED} - given
     a = func.args
     positional = [*a.posonlyargs, *a.args]
     names = {x.arg for x in [*positional, *a.kwonlyargs]}
     required = {x.arg for x in positional[: len(positional) - len(a.defaults)]}
     required |= {x.arg for x, d in zip(a.kwonlyargs, a.kw_defaults, strict=True) if d is None}
-    missing = sorted(given - names) if a.kwarg is None else []
+    missing = sorted((given | sometimes) - names) if a.kwarg is None else []
     unbound = sorted(required - given)
     if missing and unbound:
         raise ValueError(

@@ -212,3 +212,4 @@ class SkillSpec:
     phrasings: tuple[tuple[str, tuple[Slot, ...]], ...] = ()  # other templates of the same task, the same parameters
     early: tuple[Early, ...] = ()  # runs that stopped after a read and answered: a branch before the rest
     evidence: tuple[str, ...] = ()  # hashes of runs of the same request by another route, whose facts widen its guards
+    variants: tuple[SkillSpec, ...] = ()  # the same request said with more parameters (who asks): its own program, called when given

@@ -1043,7 +1043,8 @@ def _extra(stream: _Stream) -> list[Task]:
         text = head + tail.format(u2=u2, g=g, **{k: v for k, v in stream.values(who).items() if k not in ("g",)})
         setup = (*t.setup_sql, stream.flag(u2, "status", "active"), stream.flag(u2, "mfa", 0), stream.flag(u2, "locked", 1),
                  stream.member(who, g, False))
-        out.append(Task(text, setup, True, base, 2, why))
+        kind = "changed_mind" if "never mind" in tail else "two_requests"  # what the message asks, not what it began with
+        out.append(Task(text, setup, True, kind, 2, why))
     return out
 
 

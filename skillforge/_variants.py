@@ -1,0 +1,65 @@
+"""Phrasings that take more parameters: the same request said with more in it. Pure.
+
+"Please add ana.li to payroll-admins." and "Hi, this is bo.ng. Please add ana.li to payroll-admins,
+thanks!" ask for the same thing; the second also says who asks, and where that matters (a restricted
+group) the agent reads the requester's account and decides on it. The two cannot be one program
+(the second takes a parameter the first never has, and makes a read the first never makes), nor
+should they be two files of one intent. A skill's phrasings may therefore take *more* parameters
+than its template: those with the same extra parameters are a *variant*, a program of its own
+learned from its own runs only (so its guards are exactly what those runs showed), rendered in the
+same file as a second function that the skill's function calls when the task gave those parameters.
+
+This module is the policy of which phrasings make a variant and what each is called; learning each
+variant is ``_learning.spec_from_runs`` again, on its runs alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ._spec import SkillSpec
+from ._template import Slot, TaskTemplate
+
+__all__ = ["extra_params", "file_phrasings", "file_runs", "grouped", "variant_name"]
+
+
+def _takes(t: TaskTemplate) -> dict[str, str]:
+    return {s.name: s.type for s in t.params}
+
+
+def extra_params(template: TaskTemplate, other: TaskTemplate) -> tuple[str, ...] | None:
+    """The parameters ``other`` takes beyond ``template``'s, sorted (``()``: the same ones); None where
+    it lacks one of them or takes one of them as another type (then it is not the same request)."""
+    mine, theirs = _takes(template), _takes(other)
+    if any(theirs.get(n) != t for n, t in mine.items()):
+        return None
+    return tuple(sorted(n for n in theirs if n not in mine))
+
+
+def grouped(template: TaskTemplate, phrasings: Sequence[TaskTemplate]) -> list[tuple[tuple[str, ...], list[TaskTemplate]]] | str:
+    """``template`` and ``phrasings`` grouped by the parameters they take beyond the template's:
+    ``()`` (the template's own group) first, then each group in the order its first phrasing comes.
+    A reason (text) where a phrasing takes fewer parameters than the template or other types."""
+    groups: dict[tuple[str, ...], list[TaskTemplate]] = {(): [template]}
+    for t in phrasings:
+        extra = extra_params(template, t)
+        if extra is None:
+            return f"the phrasing {t.text!r} takes other parameters than the template: not one skill"
+        groups.setdefault(extra, []).append(t)
+    return list(groups.items())
+
+
+def variant_name(name: str, extra: Sequence[str]) -> str:
+    """The function of skill ``name`` that serves tasks said with ``extra`` too: ``add_given_requester``."""
+    return f"{name}_given_{'_'.join(extra)}"
+
+
+def file_phrasings(spec: SkillSpec) -> list[tuple[str, tuple[Slot, ...]]]:
+    """Every template a skill's file takes tasks by after its first: its own phrasings, then each
+    variant's template and phrasings (the order a task's ``phrasing`` number counts in)."""
+    return [*spec.phrasings, *((t, sl) for v in spec.variants for t, sl in ((v.template, v.slots), *v.phrasings))]
+
+
+def file_runs(spec: SkillSpec) -> list[str]:
+    """The runs of a skill and of its variants, each once."""
+    return list(dict.fromkeys([*spec.runs, *(h for v in spec.variants for h in v.runs)]))
