@@ -477,18 +477,21 @@ def _stopped_at(skill: Any, signal: BaseException) -> tuple[int | None, str | No
     """The line of the skill file a guard stopped at, its statement, and the values its condition read."""
     tb = signal.__traceback__
     frame = None
-    while tb is not None:
-        if tb.tb_frame.f_code.co_filename == str(skill.path) and tb.tb_frame.f_code.co_name == skill.name:
+    mine = (skill.name, f"{skill.name}_given_")  # the skill's function, or one of its variants' it called
+    while tb is not None:  # the innermost frame of the file's functions
+        code = tb.tb_frame.f_code
+        if code.co_filename == str(skill.path) and (code.co_name == skill.name or code.co_name.startswith(mine[1])):
             frame = tb
         tb = tb.tb_next
     if frame is None:
         return None, None, ()
     line, env = frame.tb_lineno, dict(frame.tb_frame.f_locals)
+    name = frame.tb_frame.f_code.co_name
     try:
         tree = ast.parse(skill.source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return line, None, ()
-    function = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == skill.name), None)
+    function = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == name), None)
     stmts = [n for n in ast.walk(function) if isinstance(n, ast.stmt) and n is not function] if function else []
     here = [n for n in stmts if n.lineno <= line <= (n.end_lineno or n.lineno)]
     if not here:

@@ -220,3 +220,17 @@ def test_golden_a_skill_with_a_variant(request: pytest.FixtureRequest) -> None:
             pytest.fail(f"wrote missing golden {path}; review and commit it")
     assert source == path.read_text(), "generated code of a skill with a variant changed; if intended, run with --update-golden"
     assert render_skill(learned()[0]) == source  # the same runs give the same bytes
+
+
+def test_explain_names_the_line_of_the_variant_a_guard_stopped_at(tmp_path: Path) -> None:
+    forge = H.forge(tmp_path, access.agent_factory)
+    w = access.world
+    H.learn(forge, "Please add ivy.chen to wiki-editors.", w("ivy.chen", "maria.lopez", "wiki-editors", "ann.lee", restricted=False))
+    H.learn(forge, "Hi, this is ben.okafor. Please add kate.oneil to payroll-admins, thanks!",
+            w("kate.oneil", "ben.okafor", "payroll-admins", "sec.team", requester="ben.okafor"))
+    access.load(w("zoe.fischer", "jon.silva", "payroll-admins", "mia.wong", requester="mia.wong"))  # the owner asks: unseen
+    text = str(forge.explain("Hi, this is mia.wong. Please add zoe.fischer to payroll-admins, thanks!", run=True))
+    source = (forge.skills_dir / "add.py").read_text().splitlines()
+    line = int(text.split("stopped by a guard (line ", 1)[1].split(")", 1)[0])
+    start = next(i for i, s in enumerate(source, 1) if s.startswith("def add_given_username_2("))
+    assert line > start and source[line - 1].strip().startswith("require("), text
