@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 import sqlite3
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
