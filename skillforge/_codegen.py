@@ -191,7 +191,7 @@ class _Renderer:
                 why = f"{target} has {g.value} digit{'s' if g.value != 1 else ''} before the point, as when learned"
                 return f"require({low} <= abs({target}) < {high}, {why!r})"
             case "size":
-                why = f"{target} has {g.value} elements, as when learned (the run took one by position)"
+                why = f"{target} has {g.value} elements, as when learned (the run took elements of it by position)"
                 return f"require(len({target}) == {g.value!r}, {why!r})"
             case "pin":
                 why = f"{target} is {_sorted_keys(g.value)!r}, as when learned (the run took it by position)"
