@@ -600,7 +600,7 @@ class Forge(Loading, Learning, Composing):
             )
             return
         try:
-            traj = self.trajectory(task, run.calls, output, run.captures, run.post_captures)  # includes a skill's calls
+            traj = self.trajectory(task, run.calls, output, run.captures, run.post_captures, run.rereads)  # a skill's calls too
         except UserError as e:
             result.not_learned = str(e)
             return
@@ -627,6 +627,7 @@ class Forge(Loading, Learning, Composing):
         output: Any,
         captures: dict[int, Any] | None = None,
         post_captures: dict[int, Any] | None = None,
+        rereads: dict[int, list[tuple[int, Any]]] | None = None,
     ) -> Trajectory:
         """Build the trajectory of a recorded run (tools referenced by the registry)."""
         from ._trajectory import check_text, json_snapshot
@@ -638,7 +639,8 @@ class Forge(Loading, Learning, Composing):
         return Trajectory(
             task=task,
             calls=[
-                Call(tool=t, args=a, result=r, error=e, pre=(captures or {}).get(i), post=(post_captures or {}).get(i))
+                Call(tool=t, args=a, result=r, error=e, pre=(captures or {}).get(i), post=(post_captures or {}).get(i),
+                     after=(rereads or {}).get(i))
                 for i, (t, a, r, e) in enumerate(calls)
             ],
             outcome=Outcome(ok=True, output=out),

@@ -75,7 +75,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ._answers import Joiner, _split_answer
-from ._lifting import _check_run, _Lifter, _lift_values
+from ._lifting import Rejected, _check_run, _Lifter, _lift_values, lift
 from ._spans import _CONNECTIVE, pieces
 from ._spec import Param, Ref
 from ._trajectory import Call, Outcome, Trajectory, canonical_json
@@ -553,6 +553,7 @@ def _split(traj: Trajectory, facts: _Facts, parts: list[tuple[int, int]], senten
         mine = runs_of[q]
         last = max(mine)
         renewed: dict[int, Any] = {}  # reads another request's write made stale: the record as that write returned it
+        again: dict[int, Any] = {}  # or as the read made again right after that write returned it (``Call.after``)
         seen_write = False  # a read made before another request's write to what it read, acted on after that write
         for c in mine:
             touching = [
@@ -561,19 +562,57 @@ def _split(traj: Trajectory, facts: _Facts, parts: list[tuple[int, int]], senten
             ]
             if touching:
                 now = _as_returned(calls[c].result, calls[touching[-1]])
-                if now is None:
-                    seen_write = True
-                else:
+                if now is not None:
                     renewed[c] = calls[c].model_copy(update={"result": now})
+                elif (after := _read_after(calls, c, touching[-1])) is not _UNREAD:
+                    again[c] = calls[c].model_copy(update={"result": after})
+                else:
+                    seen_write = True
+
+        def run_of(reads: dict[int, Any]) -> Trajectory:
+            return Trajectory(
+                task=(prelude + carried_text([facts.value_of[p] for p in carried[q]]) + clauses[q] + closing).strip(),
+                calls=[reads.get(c, calls[c]).model_copy(update={"after": None}) for c in mine],
+                outcome=Outcome(ok=True, output=answers[q]),
+                tools={t: ref for t, ref in traj.tools.items() if any(calls[c].tool == t for c in mine)},
+            )
+
+        run = run_of(renewed)
+        if again and not seen_write:  # learned as the world was, where what the agent knew of it cannot matter
+            after_write = run_of({**renewed, **again})
+            if _acts_alike(run, after_write):
+                run = after_write
+            else:
+                seen_write = True
         fresh.append(not seen_write)
-        runs.append(Trajectory(
-            task=(prelude + carried_text([facts.value_of[p] for p in carried[q]]) + clauses[q] + closing).strip(),
-            calls=[renewed.get(c, calls[c]) for c in mine],
-            outcome=Outcome(ok=True, output=answers[q]),
-            tools={t: ref for t, ref in traj.tools.items() if any(calls[c].tool == t for c in mine)},
-        ))
+        runs.append(run)
     return Split(tuple(runs), tuple(fresh), prelude, clauses, joiner, closing,
                  tuple(tuple(facts.value_of[p] for p in c) for c in carried))
+
+
+_UNREAD = object()  # no read made again after a write
+
+
+def _read_after(calls: Sequence[Any], c: int, w: int) -> Any:
+    """What read ``c`` (its tool and arguments) returned when made again right after write ``w``
+    (``Call.after``, recorded in agent runs); ``_UNREAD`` if it was not made again."""
+    key = canonical_json([calls[c].tool, calls[c].args])
+    for k, result in calls[w].after or ():
+        if 0 <= k < len(calls) and canonical_json([calls[k].tool, calls[k].args]) == key:
+            return result
+    return _UNREAD
+
+
+def _acts_alike(before: Trajectory, after: Trajectory) -> bool:
+    """Whether a request's run lifts to the same program, guards and answer with its reads as they
+    were before another request's write and as they were right after it: then what the agent knew of
+    that write (did it infer the new record, or act on the one it read?) cannot have mattered to any
+    fact the run shows, and the run is learned as the world was after the write, as its skill reads
+    it when composed. Else the run is not learned from."""
+    a, b = lift(before), lift(after)  # the same way both: only whether they agree matters
+    if isinstance(a, Rejected) or isinstance(b, Rejected):
+        return False
+    return (a.template, a.steps, a.output, a.early) == (b.template, b.steps, b.output, b.early)
 
 
 def _as_returned(read: Any, write: Any) -> Any:

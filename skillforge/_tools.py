@@ -202,6 +202,7 @@ class Run:
         "iterations",
         "built",
         "usage",
+        "rereads",
     )
 
     def __init__(
@@ -227,6 +228,7 @@ class Run:
         self.tools = tools
         self.unlearnable: NotSerializableError | str | None = None  # why nothing can be learned from this run
         self.unrecorded: set[str] = set()  # tools called while this run was recording, but outside its context
+        self.rereads: dict[int, list[tuple[int, Any]]] = {}  # write index → reads made again right after it (agent runs)
 
     def check_budget(self) -> None:
         """Stop a skill that has used its tool calls, or (checked every 8 calls) its time."""
@@ -292,7 +294,33 @@ class Run:
             captured = self._capture(tool.post_guard, named, tool.name, "post-check")
             if captured is not _FAILED:
                 self.post_captures[len(self.calls) - 1] = captured
+        if self.snapshot and not tool.read and self.tools is not None:
+            self._read_again(len(self.calls) - 1)
         return result
+
+    def _read_again(self, w: int) -> None:
+        """After write ``w`` of an agent run, make again the earlier reads that took a value it took (the
+        account it changed), unrecorded, and keep what they return now (``rereads``): what a later
+        request of the same message acted on, which the agent may only have inferred. Only plain
+        functions declared reads; a read that fails or returns what cannot be recorded is left out.
+        Never raises: the write has happened."""
+        given = _scalars(self.calls[w][1])
+        seen: set[str] = set()
+        found: list[tuple[int, Any]] = []
+        for k, (name, args, _result, error) in enumerate(self.calls[:w]):
+            tool = self.tools.get(name) if self.tools is not None else None
+            if tool is None or not tool.read or tool.is_method or tool.asynchronous or error is not None:
+                continue
+            key = repr((name, sorted(args.items(), key=lambda kv: kv[0])))
+            if key in seen or not given & _scalars(args) or len(found) >= _MAX_REREADS:
+                continue
+            seen.add(key)
+            try:
+                found.append((k, json_snapshot(tool.func(**args), name, "result")))
+            except Exception as e:  # a read that fails now tells nothing of the world after the write
+                logger.debug("reading %s again after a write failed: %s", name, error_text(e))
+        if found:
+            self.rereads[w] = found
 
     def _capture(self, check: Check, named: dict[str, Any], tool: str, which: str) -> Any:
         """What ``check`` captures for a call (a JSON value); ``_FAILED`` (and the run marked unlearnable)
@@ -326,6 +354,16 @@ class Run:
 
 
 _FAILED = object()  # a capture that raised
+_MAX_REREADS = 8  # reads made again after one write of an agent run
+
+
+def _scalars(value: Any) -> set[str]:
+    """The text and numbers inside ``value`` (a call's arguments), as text."""
+    if isinstance(value, dict):
+        return set().union(*(_scalars(v) for v in value.values())) if value else set()
+    if isinstance(value, (list, tuple)):
+        return set().union(*(_scalars(v) for v in value)) if value else set()
+    return {repr(value)} if isinstance(value, (str, int, float)) and not isinstance(value, bool) else set()
 
 
 def error_text(e: BaseException) -> str:

@@ -186,6 +186,9 @@ class Call(BaseModel):
     error: str | None = None
     pre: Any = None  # what the tool's pre-check captured before the call, if it has one
     post: Any = None  # what its post-check captured after the call, if it has one
+    # a write of an agent's run: earlier reads of what it took, made again right after it (the read's
+    # index, what it returned then): the world a later request of the same message acted on
+    after: list[tuple[int, Any]] | None = None
 
 
 class Outcome(BaseModel):
