@@ -110,6 +110,7 @@ def default_forge() -> Forge:
                     learn=settings.learn,
                     embedding=settings.embedding,
                     edited=settings.edited,
+                    read_again=settings.read_again,
                 )
     return _default
 

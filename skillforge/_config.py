@@ -38,6 +38,8 @@ class Settings(BaseModel):
             register on the default Forge). Imported with the pyproject's folder on ``sys.path``.
         edited / SKILLFORGE_EDITED: a hand-edited skill file that no longer reproduces its recorded runs is
             ``run``, run with a warning (``warn``, default) or not run (``refuse``).
+        read_again / SKILLFORGE_READ_AGAIN: after each write of an agent's run, make its earlier reads of
+            what the write took again, so a later request of the message is learned (default true).
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -50,6 +52,7 @@ class Settings(BaseModel):
     learn: bool = True
     embedding: Literal["hashing", "minilm"] = "hashing"
     edited: Literal["run", "warn", "refuse"] = "warn"
+    read_again: bool = True
     app: str | None = None
 
     @field_validator("app")

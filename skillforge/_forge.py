@@ -77,6 +77,10 @@ class Forge(Loading, Learning, Composing):
         importable_skills: require tools that skill files can import (not ``__main__`` or
             local functions); only a forge whose skills never leave the process (the
             muscle-mem layer) turns this off.
+        read_again: after each write of an agent's run, make again (unrecorded) the earlier reads of
+            what it took, so that a later request of the same message is learned from the world it
+            acted on (``Call.after``); reads must be free of effects, as ``read=True`` declares. Turn it
+            off for reads too costly to repeat: such requests are then not learned from.
         edited: what a skill file edited by hand that no longer reproduces its recorded runs
             gets: ``"run"`` (run, silently), ``"warn"`` (run, with a warning and a problem that
             says so; the default) or ``"refuse"`` (not run: its tasks go to the agent). Checked
@@ -111,6 +115,7 @@ class Forge(Loading, Learning, Composing):
         run_log: bool = True,
         embedding: str = "hashing",
         edited: str = "warn",
+        read_again: bool = True,
     ) -> None:
         if max_skill_calls < 1 or max_skill_seconds <= 0:
             raise ValueError("max_skill_calls and max_skill_seconds must be positive")
@@ -118,6 +123,7 @@ class Forge(Loading, Learning, Composing):
             raise UserError(f"edited={edited!r}: use 'run', 'warn' or 'refuse' (what a hand-edited skill file that no "
                             "longer reproduces its recorded runs gets)")
         self.edited = edited
+        self.read_again = read_again
         self.importable_skills = importable_skills
         self.max_skill_calls = max_skill_calls
         self.max_skill_seconds = max_skill_seconds
@@ -492,7 +498,7 @@ class Forge(Loading, Learning, Composing):
             ), usage)
         # the transcript the agent continues from; without transcript support it starts afresh (reads only)
         carried = prior if resumes else []
-        run = Run(snapshot=True, instances=self.instances, tools=self.registry.tools, usage=usage)
+        run = Run(snapshot=True, instances=self.instances, tools=self.registry.tools, usage=usage, read_again=self.read_again)
         for i, (t, a, r, e) in enumerate(carried):  # carried calls become the start of the recorded run
             run.calls.append((t, run._snap(a, t, "arguments"), run._snap(r, t, "result"), e))
             if captures and i in captures:

@@ -203,6 +203,7 @@ class Run:
         "built",
         "usage",
         "rereads",
+        "read_again",
     )
 
     def __init__(
@@ -214,7 +215,9 @@ class Run:
         budget: int | None = None,
         seconds: float | None = None,
         usage: Usage | None = None,
+        read_again: bool = False,
     ) -> None:
+        self.read_again = read_again  # make reads again after each write (agent runs of a Forge that wants it)
         self.usage = usage  # the model usage of the solve this run is part of (``report_usage``)
         self.calls: list[tuple[str, dict[str, Any], Any, str | None]] = []
         self.captures: dict[int, Any] = {}  # call index → what the tool's pre-check captured (agent runs)
@@ -294,7 +297,7 @@ class Run:
             captured = self._capture(tool.post_guard, named, tool.name, "post-check")
             if captured is not _FAILED:
                 self.post_captures[len(self.calls) - 1] = captured
-        if self.snapshot and not tool.read and self.tools is not None:
+        if self.read_again and self.snapshot and not tool.read and self.tools is not None:
             self._read_again(len(self.calls) - 1)
         return result
 

@@ -51,12 +51,14 @@ def test_broken_pyproject_is_a_config_error(tmp_path: Path) -> None:
 
 
 def test_default_forge_uses_the_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    _project(tmp_path, 'agent = "openai"\nmodel = "m-1"')
+    _project(tmp_path, 'agent = "openai"\nmodel = "m-1"\nread_again = false')
     monkeypatch.chdir(tmp_path)
     forge = skillforge.default_forge()
     assert forge is skillforge.default_forge()
     assert isinstance(forge.agent, OpenAIAgent) and forge.agent.model == "m-1"
     assert forge.skills_dir == tmp_path / "skills"
+    assert forge.read_again is False
+    assert load_settings(tmp_path, environ={"SKILLFORGE_READ_AGAIN": "true"}).read_again is True
 
 
 def test_app_is_read_from_the_file_and_the_environment_wins(tmp_path: Path) -> None:

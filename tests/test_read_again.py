@@ -95,3 +95,21 @@ def test_a_forge_does_not_learn_the_later_request_where_the_write_changed_what_i
     result, same = accounts.shadowed(forge, tmp, "Add cy.ito to vpn-users and unlock her.")  # cy.ito is in no group
     assert same and result.source == "agent"
     assert result.not_learned is not None and "read what another request then wrote to" in result.not_learned
+
+
+def test_a_forge_that_does_not_read_again_does_not_learn_the_later_request(tmp_path: Any) -> None:
+    from skillforge import Forge
+
+    accounts.make_world(tmp_path / "world.sqlite3")
+    forge = Forge(skills_dir=tmp_path / "skills", state_dir=tmp_path / "state", agent=accounts.agent, read_again=False)
+    try:
+        for f in accounts.TOOLS:
+            accounts.TOOLBOX[f.__name__] = forge.tool(read=f.__name__ in accounts.READS)(f)
+        with sqlite3.connect(accounts.DB["path"]) as db:
+            db.execute("INSERT INTO members VALUES ('ana.li', 'wiki-editors')")
+        result = forge.solve("Add ana.li to vpn-users and unlock her.")
+        assert result.source == "agent" and result.learned == "add"
+        assert "read what another request then wrote to" in (result.not_learned or "")
+    finally:
+        forge.close()
+        accounts.TOOLBOX.clear()
