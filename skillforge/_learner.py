@@ -29,8 +29,8 @@ from ._records import optional_widened, records_widened
 from ._spec import Const, Each, Join, Param, Select, SkillSpec
 from ._template import LIST, MAX_TASK_CHARS, TaskTemplate, literal_tokens
 from ._trajectory import Trajectory
-from ._variants import extra_params, file_phrasings
-from ._values import rebuilt, var_names, walk_exprs
+from ._variants import extra_params, file_phrasings, same_request
+from ._values import rebuilt, var_names
 
 if TYPE_CHECKING:
     from ._index import HotIndex
@@ -291,9 +291,6 @@ class Learning:
                 rephrased = self._rephrased(spec, traj)  # or said otherwise: one more phrasing of a skill
                 if rephrased is not None:
                     return rephrased
-                more = self._as_variant(spec, traj)  # or said with more in it: a variant of a skill
-                if more is not None:
-                    return more
             name = spec.name
             i = 2
             while self.library.path_for(name).exists():  # a stat per name tried, not a listing of the library
@@ -444,6 +441,14 @@ class Learning:
         is a skill of a narrower template whose every task it binds (a return of one item, once a
         template takes a list of items), where all their runs make one skill."""
         absorbed: list[SkillFile] = []
+        paired = self._with_variant(spec, runs, [*others, *skip])  # the same request said with more (or fewer)
+        if paired is not None:
+            before = spec.name
+            spec, source, runs, other = paired
+            if spec.name != other.name:  # the other is this skill's variant now
+                absorbed.append(other)
+            elif before in self._index().by_name:  # this file is the other's variant now
+                absorbed.append(self._index().by_name[before])
         for other in others:
             wider = self._absorbed(spec, source, runs, other)
             if wider is not None:
@@ -720,44 +725,45 @@ class Learning:
             logger.debug("%s does what %r asks, but their runs make no one skill", other.name, mine.text)
         return None
 
-    def _as_variant(self, spec: SkillSpec, traj: Trajectory) -> Compiled | None:
-        """A skill of the same request that this run said with more in it ("Hi, this is bo.ng. Please add
-        ana.li to hr-files, thanks!" beside "Please add ana.li to hr-files."): the run's template becomes a
-        phrasing of more parameters of that skill, a variant with a program of its own (``_variants``).
-
-        Candidates take a part of this run's parameters, of the same names and types, first made the same
-        call from the same sources (the same identification route), and have a tool for every write this run
-        made, whose arguments none of the parameters it takes beyond theirs feeds: the same request, asked with
-        more that decides (who asks), not more to do (a second order, another address). This run must have
-        written (what it asked is then plain).
-        Then the candidate's runs and this one must make one skill file, proven on every run. Hand-edited
-        files are left alone. The candidate's program is not changed: its guards rest on its own runs."""
-        written = [st for st in spec.steps if not spec.tools[st.tool].read]
-        if not written:
-            return None
-        writes = {st.tool for st in written}
-        fed = {e.name for st in written for _k, arg in st.args for e in walk_exprs(arg) if isinstance(e, Param)}
-        mine = TaskTemplate(spec.template, list(spec.slots))
-        route = (spec.steps[0].tool, spec.steps[0].args)
+    def _with_variant(
+        self, spec: SkillSpec, runs: list[Trajectory], skip: Sequence[SkillFile]
+    ) -> tuple[SkillSpec, str, list[Trajectory], SkillFile] | None:
+        """``spec`` (about to be written) and a skill of the same request said with fewer parameters, or
+        with more ("Hi, this is bo.ng. Please add ana.li to hr-files, thanks!" beside "Please add ana.li to
+        hr-files."), as one file: the phrasings of more parameters are a variant of the other's skill, with
+        a program of its own learned from its own runs (``_variants``), where it asks the same
+        (``same_request``) and all their runs make that file, proven on every run. Also the skill to
+        remove (the one folded in). None where no skill pairs so. Hand-edited files are left alone."""
+        mine = _phrasings_of(spec)
+        texts = {t.text for t in mine}
+        own = mine[0]
         for other in sorted(self._index().by_name.values(), key=lambda s: s.name):
-            if other.edited or other.phrasing(mine.text) is not None or not writes <= set(other.tools):
+            if other.edited or other.name == spec.name or other in skip:
                 continue
-            extra = extra_params(other.template, mine)
-            if not extra or fed & set(extra):
-                continue  # not said with more, or what more it says is written: another request (a second order, an address)
+            theirs = list(other.phrasings or (other.template,))
+            if any(t.text in texts for t in theirs):
+                continue
             first = self._program(other)
-            if first is None or not first.steps or (first.steps[0].tool, first.steps[0].args) != route:
+            if first is None or not first.steps or not spec.steps or first.steps[0].tool != spec.steps[0].tool:
+                continue  # another identification route: not the same request
+            if extra_params(other.template, own):
+                name, templates, theirs_first = other.name, [*theirs, *mine], True
+            elif extra_params(own, other.template):
+                name, templates, theirs_first = spec.name, [*mine, *theirs], False
+            else:
                 continue
             try:
-                runs = [self.library.load_run(h) for h in other.runs]
+                other_runs = [self.library.load_run(h) for h in other.runs]
             except SkillFileError:
                 continue
-            every = other.phrasings or (other.template,)
-            learned = self._from_runs([*runs, traj], other.name, every[0], (*every[1:], mine))
-            if learned is not None:
-                logger.info("%s now also takes tasks said with more in them, as %r", other.name, mine.text)
-                return self._write(*learned)
-            logger.debug("%s asks what %r asks, but their runs make no one skill file", other.name, mine.text)
+            known = {r.hash for r in runs}
+            together = [*other_runs, *(r for r in runs if r.hash not in {o.hash for o in other_runs})] if theirs_first else [
+                *runs, *(r for r in other_runs if r.hash not in known)]
+            learned = self._from_runs(together, name, templates[0], tuple(templates[1:]))
+            if learned is None or not learned[0].variants or not all(same_request(learned[0], v) for v in learned[0].variants):
+                continue
+            logger.info("%s and %s are one request, said with more parameters in one: one file", spec.name, other.name)
+            return (*learned, other)
         return None
 
     def _new_in(self, hot: Any, index: str) -> list[SkillFile]:

@@ -17,10 +17,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ._spec import SkillSpec
+from ._spec import Param, Ref, SkillSpec
 from ._template import Slot, TaskTemplate
+from ._values import walk_exprs
 
-__all__ = ["extra_params", "file_phrasings", "file_runs", "grouped", "variant_name"]
+__all__ = ["extra_params", "file_phrasings", "file_runs", "grouped", "same_request", "variant_name"]
 
 
 def _takes(t: TaskTemplate) -> dict[str, str]:
@@ -63,3 +64,36 @@ def file_phrasings(spec: SkillSpec) -> list[tuple[str, tuple[Slot, ...]]]:
 def file_runs(spec: SkillSpec) -> list[str]:
     """The runs of a skill and of its variants, each once."""
     return list(dict.fromkeys([*spec.runs, *(h for v in spec.variants for h in v.runs)]))
+
+
+def same_request(skill: SkillSpec, variant: SkillSpec) -> bool:
+    """Whether ``variant`` (learned from the runs said with more parameters) asks what ``skill`` asks:
+    it wrote (what it asked is then plain), it first made the call the skill first makes, from the same
+    sources (the same identification route), the skill has every tool it wrote with, and what it takes
+    beyond the skill's parameters (and what it read with them) only decides: it feeds no write and no
+    part of the answer but its own text (who asks may be named). More to do or to tell is another
+    request: a second order to cancel, an address to ship to, a date the membership ends, the status of
+    another order."""
+    if not skill.steps or not variant.steps:
+        return False
+    if (skill.steps[0].tool, skill.steps[0].args) != (variant.steps[0].tool, variant.steps[0].args):
+        return False
+    extra = {sl.name for sl in variant.slots} - {sl.name for sl in skill.slots}
+    paths = [(list(variant.steps), variant.output),
+             *(([*variant.steps[: e.after + 1], *e.steps], e.output) for e in variant.early)]
+    wrote = False
+    for steps, output in paths:
+        tainted: set[int] = set()  # calls made with what only the variant takes, or with what they returned
+        for i, st in enumerate(steps):
+            used = [e for _k, arg in st.args for e in walk_exprs(arg)]
+            if any(isinstance(e, Param) and e.name in extra or isinstance(e, Ref) and e.call in tainted for e in used):
+                if not variant.tools[st.tool].read:
+                    return False
+                tainted.add(i)
+            elif not variant.tools[st.tool].read:
+                if st.tool not in skill.tools:
+                    return False
+                wrote = True
+        if any(isinstance(e, Ref) and e.call in tainted for e in walk_exprs(output)):
+            return False
+    return wrote

@@ -234,3 +234,44 @@ def test_explain_names_the_line_of_the_variant_a_guard_stopped_at(tmp_path: Path
     line = int(text.split("stopped by a guard (line ", 1)[1].split(")", 1)[0])
     start = next(i for i, s in enumerate(source, 1) if s.startswith("def add_given_username_2("))
     assert line > start and source[line - 1].strip().startswith("require("), text
+
+
+@pytest.mark.parametrize("order", ["refused_first", "asked_first"])
+def test_one_file_whatever_the_order_the_runs_came_in(tmp_path: Path, order: str) -> None:
+    """Asked with who asks before the plain request was ever seen, or refused (no write) the first time:
+    the request said with more still ends up the skill's variant, in one file."""
+    forge = H.forge(tmp_path, access.agent_factory)
+    w = access.world
+    plain = ("Please add ivy.chen to wiki-editors.", w("ivy.chen", "maria.lopez", "wiki-editors", "ann.lee", restricted=False))
+    refused = ("Hi, this is sam.lee. Please add leo.rossi to payroll-admins, thanks!",
+               w("leo.rossi", "emma.berg", "payroll-admins", "sec.team", requester="sam.lee"))
+    granted = ("Hi, this is ben.okafor. Please add kate.oneil to payroll-admins, thanks!",
+               w("kate.oneil", "ben.okafor", "payroll-admins", "sec.team", requester="ben.okafor"))
+    steps = [plain, refused, granted] if order == "refused_first" else [granted, plain]
+    for task, world in steps:
+        sh = H.check(forge, task, world)
+        assert sh.result.learned, sh.describe() + str(sh.result.not_learned)
+    files = sorted(p.name for p in forge.skills_dir.glob("*.py") if p.name != "__init__.py")
+    assert len(files) == 1, files
+    source = (forge.skills_dir / files[0]).read_text()
+    assert "_given_username_2(" in source and "Please add {username} to {group}." in source
+    again = H.check(forge, "Hi, this is paul.novak. Please add sam.ortiz to payroll-admins, thanks!",
+                    w("sam.ortiz", "paul.novak", "payroll-admins", "sec.team", requester="paul.novak"))
+    assert again.result.source == "skill", again.describe()
+
+
+def test_more_to_tell_is_another_request_not_a_variant() -> None:
+    """Who asks decides (same_request); an answer that tells what was read with what only the variant
+    takes (the requester's department) says more than the request asked: another request."""
+    from skillforge._variants import same_request
+
+    spec, plain, asked = learned()
+    assert same_request(spec, spec.variants[0])
+    told = add_run("kate.oneil", "payroll-admins", manager="ben.okafor", owner="sec.team", requester="ben.okafor")
+    calls = [c if c.args != {"username": "ben.okafor"} else Call(tool="get_user", args=c.args, result={**c.result, "department": "legal"})
+             for c in told.calls]
+    told = Trajectory(task=told.task, calls=calls, tools=TOOLS,
+                      outcome=Outcome(ok=True, output="Added kate.oneil to payroll-admins (restricted; requested by legal)."))
+    other = spec_from_runs([*PLAIN_RUNS, told], name="add", template=plain, phrasings=(asked,))
+    assert not isinstance(other, Rejected) and other.variants
+    assert not same_request(other, other.variants[0])
