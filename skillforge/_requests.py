@@ -31,7 +31,12 @@ Everything here is learned from the run, never from words of a dataset:
 - a clause that says only values, connective words and punctuation ("and wiki-editors." of "Add
   ana.li to jira-users and wiki-editors.") is an item of a list, not a request: no split;
 - a read no call uses, of values said after the first write's, may be a request of its own (a
-  question: "..., and tell me where order #W2 is"), when the answer has a part for it;
+  question: "..., and tell me where order #W2 is"), when the answer has a part for it; so may such a
+  read made before the first write ("Where is order #W2? And cancel #W1 ..."), or in a run with no
+  write at all (a request the agent refused, answered from what it read, and a question), where its
+  answer says something the read returned that the message does not say (never only a naming: "Hello
+  ana.li"), every read made before it is the prelude's, and every later request is joined on by a
+  connective word;
 - a request may have written nothing and read nothing of its own: "Please unlock ana.li | and reset
   her password." where ana.li is not locked (the agent read her account, answered that it isn't
   locked, and reset the password). Its act is only an answer, drawn from a read another request
@@ -46,9 +51,12 @@ Everything here is learned from the run, never from words of a dataset:
   ("ship #W2 to 5 Oak Lane, as I asked for #W1": no act of it uses them, or what the read returned)
   has it only when no other request that names them acts on them; a read of
   the opening's values (or of a closing's, whole sentences after the last request: "... My email is
-  ana@x.com."), or of nothing the message says, that no single request needs is the prelude's, part
-  of every request's run (a composed message's skills each make the prelude's reads again: a call
-  may use any of those same reads, the one its request's run keeps);
+  ana@x.com."), who is asking, is the prelude's, part of every request's run, even where one
+  request's write alone uses what it returned (each request alone would have read it); so is a read
+  of nothing the message says that no single request needs (a composed message's skills each make
+  the prelude's reads again: a call may use any of those same reads, the one its request's run keeps);
+  the opening may end at the first sentence's colon where the text before it says who is asking (values
+  no write takes: "Ana Li, zip 10001: what's ...");
 - a request that read something before another request wrote to it, and acted after that write,
   acted on what that write returned where it returned the record itself (an order of the same
   fields and id) or the fields of it that it changed (``{"username": "ana.li", "locked": False}``
@@ -280,8 +288,9 @@ def split_run(traj: Trajectory, *, importable: bool = True, joiners: Sequence[Jo
     """``traj`` as one run per request, or why it is one request (or cannot be told apart).
 
     Sentences first, writes as the requests' acts; then, if that does not cut the run, reads that
-    answer a question of their own (a read no call uses, of values said after the first write's),
-    and cuts inside sentences (``pieces(fine=True)``).
+    answer a question of their own (a read no call uses, of values the message says: after the first
+    write first, then before it, with ``_split``'s guards for those), and cuts inside sentences
+    (``pieces(fine=True)``).
 
     ``joiners``: how the agent was seen to join answers before (an answer that could be cut in
     several ways is cut the known way)."""
