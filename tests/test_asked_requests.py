@@ -10,6 +10,7 @@ real SQLite shop, each solve shadowed by its agent alone from the same starting 
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -194,6 +195,35 @@ def test_a_question_asked_first_is_learned_apart_and_served_by_composition(tmp_p
         assert result.source == "skill" and result.llm_calls == 0 and same, result.handover
         assert [c.tool for c in result.calls] == ["find_customer", "get_order", "find_customer", "get_order", "cancel_order"]
         assert result.output == "Order #W14 is pending and goes to 1 Elm Street. Cancelled order #W15."
+    finally:
+        forge.close()
+        shop.TOOLBOX.clear()
+
+
+def colon_agent(task: str, transcript: Any = None) -> str:
+    """The shop's clause agent, for messages that say who asks before a colon ("ana@example.com: tell me ...")."""
+    return shop.clause_agent(re.sub(r"^(\S+@\S+): ", r"I'm \1. ", task), transcript)
+
+
+def test_who_asks_before_a_colon_is_the_prelude_of_a_composed_message(tmp_path: Path) -> None:
+    forge = shop.open_shop(tmp_path, colon_agent)
+    try:
+        first, same = shop.shadowed(forge, tmp_path, "ana@example.com: tell me where order #W12 is, and cancel order #W11 "
+                                    "because it was a mistake.", colon_agent)
+        assert first.source == "agent" and same
+        assert first.learned is not None and len(first.learned.split(", ")) == 2, first.not_learned
+        # served by the two skills (the second clause binds its skill with who asks before the colon, as its run said it)
+        result, same = shop.shadowed(forge, tmp_path, "ana@example.com: tell me where order #W14 is, and cancel order #W15 "
+                                     "because it was a mistake.", colon_agent)
+        assert result.source == "skill" and result.llm_calls == 0 and same, result.handover
+        assert sorted(s for _c, s in result.clauses) == sorted(first.learned.split(", "))
+        assert [c.tool for c in result.calls] == ["find_customer", "get_order", "find_customer", "get_order", "cancel_order"]
+        assert result.output == "Order #W14 is pending and goes to 1 Elm Street. Cancelled order #W15."
+        # another customer's message, served alike: bo's order is not ana's, so the agent's answer differs and the
+        # skills' guards hand it over rather than answer for ana
+        other, same = shop.shadowed(forge, tmp_path, "bo@example.com: tell me where order #W14 is, and cancel order #W21 "
+                                    "because it was a mistake.", colon_agent)
+        assert same and other.source != "skill"
     finally:
         forge.close()
         shop.TOOLBOX.clear()
