@@ -746,9 +746,13 @@ def segment(task: str, binds: Callable[[str], bool], carries: Callable[[str, str
     """The prelude, two or more clauses and the closing of ``task`` such that prelude + each clause +
     closing ``binds`` (a skill takes it): sentences first, then cuts inside sentences (``pieces(fine=True)``);
     the shortest prelude that works, then no closing or the shortest, then the fewest clauses (the
-    earliest cuts first). The prelude and the closing are whole sentences; failing those, the prelude
-    may end at the first sentence's colon (who is asking: ``"Ana Li, zip 10001: what's ..."``, as
-    ``split_run`` cuts it). None when no such cutting exists.
+    earliest cuts first). The prelude and the closing are whole sentences. None when no such cutting
+    exists.
+
+    Never a prelude that ends at a colon inside a sentence (as ``split_run`` may cut "Ana Li, zip
+    10001: what's ..." where the values before the colon are who asks): the text alone does not
+    tell who asks from a request whose free text follows its colon ("Close INC-1 with note: ...",
+    whose note would swallow the next clause).
 
     ``carries(before, prelude, clause, closing)``: whether the clause binds a skill with a value carried
     over from ``before`` (prelude + the clause before + closing), for a clause that names what it acts
@@ -765,19 +769,12 @@ def segment(task: str, binds: Callable[[str], bool], carries: Callable[[str, str
             memo[text] = looked[0] <= _MAX_LOOKUPS and binds(text)
         return memo[text]
 
-    fine = pieces(task, fine=True)
-    for parts in (sentences, fine):
+    for parts in (sentences, pieces(task, fine=True)):
         if parts is not sentences and len(parts) == len(sentences):
             continue
         cut = _segment(task, parts, bounds, ok, carries)
         if cut is not None:
             return cut
-    colon = _colon(task, sentences)  # a prelude that ends at the first sentence's colon ("Ana Li, zip 10001: ...")
-    if colon is not None:
-        for parts in (_cut_at(sentences, colon), _cut_at(fine, colon)):
-            cut = _segment(task, parts, bounds | {colon}, ok, carries)
-            if cut is not None and cut[0]:
-                return cut
     return None
 
 

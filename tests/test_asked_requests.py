@@ -138,11 +138,17 @@ def test_who_asks_said_inside_a_questions_clause_keeps_the_run_whole() -> None:
     assert isinstance(split_run(traj), str)
 
 
-def test_segment_cuts_a_prelude_before_a_colon_when_no_sentence_does() -> None:
+def test_segment_never_ends_a_prelude_at_a_colon() -> None:
+    # a skill that takes free text after its colon: cut there, the next clause would be its note (the ticket
+    # closed twice, the second time with the MFA request as its note); no skill takes the MFA request
+    def binds(text: str) -> bool:
+        return re.fullmatch(r"Close INC-\d+ with note: .+", text) is not None
+
+    assert segment("Close INC-1 with note: swapped the dock. Also enable MFA for lena.", binds) is None
+    # who asks before a colon is served only where each clause's skill binds it some other way (a value
+    # carried over: tests below), never by a prelude the text alone cannot tell from a free text
     known = {"ana@example.com: where is order #W12?", "ana@example.com: And cancel order #W11 because it was a mistake."}
-    assert segment("ana@example.com: where is order #W12? And cancel order #W11 because it was a mistake.", known.__contains__) == (
-        "ana@example.com: ", ["where is order #W12? ", "And cancel order #W11 because it was a mistake."], "",
-    )
+    assert segment("ana@example.com: where is order #W12? And cancel order #W11 because it was a mistake.", known.__contains__) is None
 
 
 # -- requests the agent refused: no write at all ----------------------------------------
