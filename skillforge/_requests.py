@@ -295,7 +295,8 @@ def split_run(traj: Trajectory, *, importable: bool = True, joiners: Sequence[Jo
     ``joiners``: how the agent was seen to join answers before (an answer that could be cut in
     several ways is cut the known way)."""
     writes = [i for i, c in enumerate(traj.calls) if not (traj.tools.get(c.tool) and traj.tools[c.tool].read)]
-    if (not writes or len(writes) < 2 and len(traj.calls) == writes[0] + 1 and (not joiners or not writes[0])) and not _may_ask(traj, writes):
+    alone = not writes or len(writes) < 2 and len(traj.calls) == writes[0] + 1 and (not joiners or not writes[0])
+    if alone and not _may_ask(traj, writes):
         # no second write, no read after the write, no read to answer from (_answered), and no question before it
         return "fewer than two writes"
     problem = _check_run(traj, importable)
@@ -338,7 +339,7 @@ def _may_ask(traj: Trajectory, writes: list[int]) -> bool:
     calls = traj.calls
     first = writes[0] if writes else len(calls)
     written = set().union(*(_scalars(calls[w].args) for w in writes))
-    asked = set()
+    asked: set[str] = set()
     for i, c in enumerate(calls[:first]):
         if not (traj.tools.get(c.tool) and traj.tools[c.tool].read) or _scalars(c.result) & set().union(
                 *(_scalars(d.args) for d in calls[i + 1 :])):

@@ -164,7 +164,8 @@ def refused_then_where(task: str, output: str = "Order #W13 is shipped; I change
 
 
 def test_a_refused_request_and_a_question_are_two_requests_with_no_write() -> None:
-    split = split_run(refused_then_where("I'm ana@example.com. Cancel order #W13 because it was a mistake, and tell me where #W12 is."))
+    split = split_run(refused_then_where(
+        "I'm ana@example.com. Cancel order #W13 because it was a mistake, and tell me where #W12 is."))
     assert isinstance(split, Split), split
     assert split.clauses == ("Cancel order #W13 because it was a mistake, ", "and tell me where #W12 is.")
     assert tools(split) == [["find_customer", "get_order"], ["find_customer", "get_order"]]
