@@ -35,8 +35,8 @@ Everything here is learned from the run, never from words of a dataset:
   read made before the first write ("Where is order #W2? And cancel #W1 ..."), or in a run with no
   write at all (a request the agent refused, answered from what it read, and a question), where its
   answer says something the read returned that the message does not say (never only a naming: "Hello
-  ana.li"), every read made before it is the prelude's, and every later request is joined on by a
-  connective word;
+  ana.li"), the reads made before it are the prelude's (one at least: who asks), and every later
+  request is joined on by a connective word;
 - a request may have written nothing and read nothing of its own: "Please unlock ana.li | and reset
   her password." where ana.li is not locked (the agent read her account, answered that it isn't
   locked, and reset the password). Its act is only an answer, drawn from a read another request
@@ -503,8 +503,10 @@ def _split(traj: Trajectory, facts: _Facts, parts: list[tuple[int, int]], senten
     ``early``: acts that are questions asked before the first write (or in a run with no write: a
     request the agent refused is answered from its reads too). Such a read could be who is asking,
     so it is a question only where its answer says something it read that the message does not say
-    (``_drawn``), every read made before it is the prelude's (who asks is everyone's), and every
-    later request is joined on by a connective word (never a sentence of its own: a change of mind)."""
+    (``_drawn``), the reads made before it are the prelude's and there is one at least (who asks is
+    read first, and is everyone's: a read made first, "Hi Ana Ruiz" answered from it, may be who
+    asks), and every later request is joined on by a connective word (never a sentence of its own:
+    a change of mind)."""
     calls, is_read, writes = facts.calls, facts.is_read, facts.writes
     if carry:
         params_of, refs_of, deps = facts.said_params_of, facts.said_refs_of, facts.said_deps
@@ -601,9 +603,10 @@ def _split(traj: Trajectory, facts: _Facts, parts: list[tuple[int, int]], senten
             shared.add(r)
         else:
             owners[r] = users | homes | fed
-    for a in early:
-        if any(is_read[c] and c not in shared and c not in request_of for c in range(a)):
-            return f"call {a} ({calls[a].tool}) follows a read that is not the prelude's: it may be who is asking"
+    for a in early:  # who is asking was read before the question, and only who is asking
+        before = [c for c in range(a) if is_read[c] and c not in request_of]
+        if not any(c in shared for c in before) or any(c not in shared for c in before):
+            return f"call {a} ({calls[a].tool}) is not made after the prelude's reads alone: it may be who is asking"
     runs_of = [_superseded([c for c in range(len(calls)) if c in shared or q in owners.get(c, ())], calls, acts, request_of, q)
                for q in range(k)]
     for q, mine in enumerate(runs_of):

@@ -140,13 +140,8 @@ def test_a_question_answered_from_a_read_of_its_own_is_no_answer_only_request() 
         ("get_user", {"username": "ana.li"}, user()),
         ("reset_password", {"username": "ana.li"}, {"username": "ana.li", "sent": True}),
     ], "bo.ng is in: vpn-users. Reset the password of ana.li.")
-    # it is a question asked before the write (tests/test_asked_requests.py): its run is its own read and answer
-    split = split_run(traj, joiners=[SENTENCES])
-    assert isinstance(split, Split), split
-    assert [[(c.tool, c.args) for c in r.calls] for r in split.runs] == [
-        [("get_user", {"username": "bo.ng"})], [("get_user", {"username": "ana.li"}), ("reset_password", {"username": "ana.li"})],
-    ]
-    assert [r.outcome.output for r in split.runs] == ["bo.ng is in: vpn-users.", "Reset the password of ana.li."]
+    # nor a question asked before the write (tests/test_asked_requests.py): no read of who asks came before it
+    assert isinstance(split_run(traj, joiners=[SENTENCES]), str)
 
 
 # -- learning and composing, on a real directory of accounts --------------------------------

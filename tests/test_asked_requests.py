@@ -105,6 +105,9 @@ def test_a_read_before_a_write_whose_answer_says_nothing_it_read_is_no_question(
         ("cancel_order", {"order_id": "W11", "reason": "it was a mistake"}, {"order_id": "W11", "status": "cancelled"}),
     ], "Hello bo@example.com. Cancelled order #W11.")
     assert isinstance(split_run(traj), str)
+    # greeted by the name the lookup returned: the read is made first, before any read of who asks
+    named = traj.model_copy(update={"outcome": Outcome(ok=True, output="Hello Bo Chen (bo@example.com). Cancelled order #W11.")})
+    assert isinstance(split_run(named), str)
     # a question answered only with what the message said: nothing tells it from a greeting
     said = where_then_cancel("I'm ana@example.com. Where is order #W12? And cancel order #W11 because it was a mistake.",
                              answer="Order #W12: yes.")
