@@ -31,7 +31,12 @@ Everything here is learned from the run, never from words of a dataset:
 - a clause that says only values, connective words and punctuation ("and wiki-editors." of "Add
   ana.li to jira-users and wiki-editors.") is an item of a list, not a request: no split;
 - a read no call uses, of values said after the first write's, may be a request of its own (a
-  question: "..., and tell me where order #W2 is"), when the answer has a part for it;
+  question: "..., and tell me where order #W2 is"), when the answer has a part for it; so may such a
+  read made before the first write ("Where is order #W2? And cancel #W1 ..."), or in a run with no
+  write at all (a request the agent refused, answered from what it read, and a question), where its
+  answer says something the read returned that the message does not say (never only a naming: "Hello
+  ana.li"), the reads made before it are the prelude's (one at least: who asks), and every later
+  request is joined on by a connective word;
 - a request may have written nothing and read nothing of its own: "Please unlock ana.li | and reset
   her password." where ana.li is not locked (the agent read her account, answered that it isn't
   locked, and reset the password). Its act is only an answer, drawn from a read another request
@@ -46,9 +51,12 @@ Everything here is learned from the run, never from words of a dataset:
   ("ship #W2 to 5 Oak Lane, as I asked for #W1": no act of it uses them, or what the read returned)
   has it only when no other request that names them acts on them; a read of
   the opening's values (or of a closing's, whole sentences after the last request: "... My email is
-  ana@x.com."), or of nothing the message says, that no single request needs is the prelude's, part
-  of every request's run (a composed message's skills each make the prelude's reads again: a call
-  may use any of those same reads, the one its request's run keeps);
+  ana@x.com."), who is asking, is the prelude's, part of every request's run, even where one
+  request's write alone uses what it returned (each request alone would have read it); so is a read
+  of nothing the message says that no single request needs (a composed message's skills each make
+  the prelude's reads again: a call may use any of those same reads, the one its request's run keeps);
+  the opening may end at the first sentence's colon where the text before it says who is asking (values
+  no write takes: "Ana Li, zip 10001: what's ...");
 - a request that read something before another request wrote to it, and acted after that write,
   acted on what that write returned where it returned the record itself (an order of the same
   fields and id) or the fields of it that it changed (``{"username": "ana.li", "locked": False}``
@@ -280,26 +288,34 @@ def split_run(traj: Trajectory, *, importable: bool = True, joiners: Sequence[Jo
     """``traj`` as one run per request, or why it is one request (or cannot be told apart).
 
     Sentences first, writes as the requests' acts; then, if that does not cut the run, reads that
-    answer a question of their own (a read no call uses, of values said after the first write's),
-    and cuts inside sentences (``pieces(fine=True)``).
+    answer a question of their own (a read no call uses, of values the message says: after the first
+    write first, then before it, with ``_split``'s guards for those), and cuts inside sentences
+    (``pieces(fine=True)``).
 
     ``joiners``: how the agent was seen to join answers before (an answer that could be cut in
     several ways is cut the known way)."""
     writes = [i for i, c in enumerate(traj.calls) if not (traj.tools.get(c.tool) and traj.tools[c.tool].read)]
-    if not writes or len(writes) < 2 and len(traj.calls) == writes[0] + 1 and (not joiners or not writes[0]):
-        return "fewer than two writes"  # no second write, no read after the write, and no read to answer from (_answered)
+    alone = not writes or len(writes) < 2 and len(traj.calls) == writes[0] + 1 and (not joiners or not writes[0])
+    if alone and not _may_ask(traj, writes):
+        # no second write, no read after the write, no read to answer from (_answered), and no question before it
+        return "fewer than two writes"
     problem = _check_run(traj, importable)
     if problem is not None:
         return problem.reason
     facts = _facts(traj)
-    sentences = pieces(traj.task)
+    sentences, fine = pieces(traj.task), pieces(traj.task, fine=True)
+    colon = _colon(traj.task, sentences)
+    if colon is not None and _who_asks_before(colon, facts):  # "Ana Li, zip 10001: ..." is a prelude
+        sentences, fine = _cut_at(sentences, colon), _cut_at(fine, colon)
     first = _split(traj, facts, sentences, sentences, writes, joiners) if len(writes) >= 2 else "fewer than two writes"
     if isinstance(first, Split) or not first.startswith(_RETRY):
         return first
     used = set().union(*facts.refs_of)
-    asks = [r for r, read in enumerate(facts.is_read) if read and r not in used and facts.params_of[r] & set(facts.said_at)
-            and r > writes[0]][:_MAX_ASKS]  # a question asked after the first write: never who is asking
-    for parts, carry in itertools.product((sentences, pieces(traj.task, fine=True)), (False, True)):
+    first_write = writes[0] if writes else len(facts.calls)
+    unused = [r for r, read in enumerate(facts.is_read) if read and r not in used and facts.params_of[r] & set(facts.said_at)]
+    # questions asked after the first write first (never who is asking), then before it (_split's guards: ``early``)
+    asks = ([r for r in unused if r > first_write] + [r for r in unused if r < first_write])[:_MAX_ASKS]
+    for parts, carry in itertools.product((sentences, fine), (False, True)):
         if parts is not sentences and len(parts) == len(sentences):
             continue
         for size in range(len(asks) + 1):
@@ -307,11 +323,67 @@ def split_run(traj: Trajectory, *, importable: bool = True, joiners: Sequence[Jo
                 acts = sorted([*writes, *chosen])
                 if len(acts) < 2 or (parts is sentences and not chosen and not carry):
                     continue
-                split = _split(traj, facts, parts, sentences, acts, joiners, carry=carry)
+                early = frozenset(r for r in chosen if r < first_write)
+                split = _split(traj, facts, parts, sentences, acts, joiners, carry=carry, early=early)
                 if isinstance(split, Split):
                     return split
     answered = _answered(traj, facts, sentences, joiners)
     return answered if answered is not None else first
+
+
+def _may_ask(traj: Trajectory, writes: list[int]) -> bool:
+    """Whether the run may hold a question asked before its first write, or (no write) two, by a cheap
+    look at its text before lifting it: reads made before the first write of a value the message says
+    and no write takes, whose results no later call takes."""
+    said = re.sub(r"\W", "", traj.task.lower())
+    calls = traj.calls
+    first = writes[0] if writes else len(calls)
+    written = set().union(*(_scalars(calls[w].args) for w in writes))
+    asked: set[str] = set()
+    for i, c in enumerate(calls[:first]):
+        if not (traj.tools.get(c.tool) and traj.tools[c.tool].read) or _scalars(c.result) & set().union(
+                *(_scalars(d.args) for d in calls[i + 1 :])):
+            continue
+        asked |= {v for v in _scalars(c.args) - written if len(key := re.sub(r"\W", "", v.lower())) >= 2 and key in said}
+    return len(asked) >= (1 if writes else 2) and len(pieces(traj.task, fine=True)) >= 2
+
+
+_COLON = re.compile(r":[ \t]+")
+
+
+def _colon(task: str, sentences: list[tuple[int, int]]) -> int | None:
+    """Where the text after the first colon of the first sentence begins (``"Ana Li, zip 10001: what's
+    ..."``), or None: where a prelude may end inside the first sentence."""
+    if not sentences:
+        return None
+    a, b = sentences[0]
+    m = _COLON.search(task, a, b)
+    return m.end() if m is not None and m.end() < b else None
+
+
+def _cut_at(parts: list[tuple[int, int]], at: int) -> list[tuple[int, int]]:
+    """``parts`` with the piece holding ``at`` cut there."""
+    return [q for a, b in parts for q in (((a, at), (at, b)) if a < at < b else ((a, b),))]
+
+
+def _who_asks_before(at: int, facts: _Facts) -> bool:
+    """Whether the text before ``at`` says a value and only values that no write takes: who is asking."""
+    before = {p for p, found in facts.said_at.items() if any(e <= at for _s, e in found)}
+    written = set().union(*(facts.params_of[w] | facts.said_params_of[w] for w in facts.writes))
+    return bool(before) and not before & written
+
+
+def _drawn(answer: Any, result: Any, task: str) -> bool:
+    """Whether ``answer`` says a value of ``result`` (three characters or more) that ``task`` does not:
+    an answer drawn from what was read, not only a naming of what the message said ("Hello ana.li")."""
+    if not isinstance(answer, str):
+        return False
+    said = task.lower()
+    for v in _leaves(result):
+        text = v.strip() if type(v) is str else str(v) if type(v) in (int, float) else ""
+        if len(text) >= 3 and text.lower() not in said and re.search(rf"(?<!\w){re.escape(text)}(?!\w)", answer, re.IGNORECASE):
+            return True
+    return False
 
 
 _ANSWER = "<answer>"  # the act of a request that only answered: no call of the run
@@ -420,13 +492,21 @@ def _without_answer(split: Split) -> Split:
 
 
 def _split(traj: Trajectory, facts: _Facts, parts: list[tuple[int, int]], sentences: list[tuple[int, int]],
-           acts: list[int], joiners: Sequence[Joiner], *, carry: bool = False) -> Split | str:
+           acts: list[int], joiners: Sequence[Joiner], *, carry: bool = False, early: frozenset[int] = frozenset()) -> Split | str:
     """``traj`` cut at ``parts`` into one run per request, each request a set of ``acts`` (writes, and
     reads that answer a question) said by one clause; or why not.
 
     ``carry``: a value an earlier act used does not place a later act (``"Ship order #W1 to ... and
     cancel it because ..."``: the cancel is placed by its reason); the request whose clause does not
-    say it carries it over from the clause that did (``Split.carried``)."""
+    say it carries it over from the clause that did (``Split.carried``).
+
+    ``early``: acts that are questions asked before the first write (or in a run with no write: a
+    request the agent refused is answered from its reads too). Such a read could be who is asking,
+    so it is a question only where its answer says something it read that the message does not say
+    (``_drawn``), the reads made before it are the prelude's and there is one at least (who asks is
+    read first, and is everyone's: a read made first, "Hi Ana Ruiz" answered from it, may be who
+    asks), and every later request is joined on by a connective word (never a sentence of its own:
+    a change of mind)."""
     calls, is_read, writes = facts.calls, facts.is_read, facts.writes
     if carry:
         params_of, refs_of, deps = facts.said_params_of, facts.said_refs_of, facts.said_deps
@@ -503,7 +583,6 @@ def _split(traj: Trajectory, facts: _Facts, parts: list[tuple[int, int]], senten
     # reads → the requests they serve (a read may serve several: it is safe to make again), or the prelude
     owners: dict[int, set[int]] = {w: {request_of[w]} for w in acts}
     shared: set[int] = set()  # the prelude's calls: part of every request's run
-    questions = {request_of[a] for a in acts if is_read[a]}  # they read who asks too: an answer is for them only
     for r in range(len(calls)):
         if not is_read[r] or r in request_of:
             continue
@@ -520,10 +599,14 @@ def _split(traj: Trajectory, facts: _Facts, parts: list[tuple[int, int]], senten
         acting = {request_of[w] for w in acts if (params_of[w] | facts.said_params_of[w]) & set(said) or r in deps[w]}
         homes = homes & acting or homes
         fed = {q for q in fed if any(w > r and request_of[w] == q for w in acts)} or fed
-        if opening and not users or not said and not fed:
+        if opening or not said and not fed:  # who is asking: every request's run reads it, as it would alone
             shared.add(r)
         else:
-            owners[r] = users | homes | fed | (questions if opening else set())
+            owners[r] = users | homes | fed
+    for a in early:  # who is asking was read before the question, and only who is asking
+        before = [c for c in range(a) if is_read[c] and c not in request_of]
+        if not any(c in shared for c in before) or any(c not in shared for c in before):
+            return f"call {a} ({calls[a].tool}) is not made after the prelude's reads alone: it may be who is asking"
     runs_of = [_superseded([c for c in range(len(calls)) if c in shared or q in owners.get(c, ())], calls, acts, request_of, q)
                for q in range(k)]
     for q, mine in enumerate(runs_of):
@@ -547,6 +630,11 @@ def _split(traj: Trajectory, facts: _Facts, parts: list[tuple[int, int]], senten
     prelude = task[: parts[starts[0]][0]] if starts[0] else ""
     closing = task[parts[coda][0] :] if coda < n else ""
     clauses = tuple(task[parts[lo][0] : (parts[hi][0] if hi < n else len(task))] for lo, hi in regions)
+    for a in early:
+        if not _drawn(answers[request_of[a]], calls[a].result, task):
+            return f"the answer for call {a} ({calls[a].tool}) says nothing it read"
+    if early and not all(_JOINED.match(clause) for clause in clauses[1:]):
+        return "a request after a question is not joined on by a connective word"
     world = set().union(*(_scalars(c.args) | _scalars(c.result) for c, r in zip(calls, is_read, strict=True) if r))
     runs, fresh = [], []
     for q in range(k):
@@ -703,6 +791,11 @@ def segment(task: str, binds: Callable[[str], bool], carries: Callable[[str, str
     the shortest prelude that works, then no closing or the shortest, then the fewest clauses (the
     earliest cuts first). The prelude and the closing are whole sentences. None when no such cutting
     exists.
+
+    Never a prelude that ends at a colon inside a sentence (as ``split_run`` may cut "Ana Li, zip
+    10001: what's ..." where the values before the colon are who asks): the text alone does not
+    tell who asks from a request whose free text follows its colon ("Close INC-1 with note: ...",
+    whose note would swallow the next clause).
 
     ``carries(before, prelude, clause, closing)``: whether the clause binds a skill with a value carried
     over from ``before`` (prelude + the clause before + closing), for a clause that names what it acts

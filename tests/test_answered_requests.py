@@ -140,6 +140,7 @@ def test_a_question_answered_from_a_read_of_its_own_is_no_answer_only_request() 
         ("get_user", {"username": "ana.li"}, user()),
         ("reset_password", {"username": "ana.li"}, {"username": "ana.li", "sent": True}),
     ], "bo.ng is in: vpn-users. Reset the password of ana.li.")
+    # nor a question asked before the write (tests/test_asked_requests.py): no read of who asks came before it
     assert isinstance(split_run(traj, joiners=[SENTENCES]), str)
 
 
