@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from skillforge._requests import Split, segment, split_run
-from skillforge._trajectory import Call, Outcome, ToolRef, Trajectory
+from skillforge._trajectory import Call, Outcome, Trajectory
 from tests.test_requests import ANA, TOOLS, order
 from tests.toolsets import shop
 
