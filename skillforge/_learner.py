@@ -29,7 +29,7 @@ from ._records import optional_widened, records_widened
 from ._spec import Const, Each, Join, Param, Select, SkillSpec
 from ._template import LIST, MAX_TASK_CHARS, TaskTemplate, literal_tokens
 from ._trajectory import Trajectory
-from ._variants import extra_params, file_phrasings, same_request
+from ._variants import extra_params, file_phrasings, reads_more, same_request
 from ._values import rebuilt, var_names
 
 if TYPE_CHECKING:
@@ -746,9 +746,9 @@ class Learning:
             first = self._program(other)
             if first is None or not first.steps or not spec.steps or first.steps[0].tool != spec.steps[0].tool:
                 continue  # another identification route: not the same request
-            if extra_params(other.template, own):
+            if (more := extra_params(other.template, own)) and reads_more(spec, more):
                 name, templates, theirs_first = other.name, [*theirs, *mine], True
-            elif extra_params(own, other.template):
+            elif (more := extra_params(own, other.template)) and reads_more(first, more):
                 name, templates, theirs_first = spec.name, [*mine, *theirs], False
             else:
                 continue

@@ -15,13 +15,13 @@ variant is ``_learning.spec_from_runs`` again, on its runs alone.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from ._spec import Param, Ref, SkillSpec
 from ._template import Slot, TaskTemplate
 from ._values import walk_exprs
 
-__all__ = ["extra_params", "file_phrasings", "file_runs", "grouped", "same_request", "variant_name"]
+__all__ = ["extra_params", "file_phrasings", "file_runs", "grouped", "reads_more", "same_request", "variant_name"]
 
 
 def _takes(t: TaskTemplate) -> dict[str, str]:
@@ -73,7 +73,7 @@ def same_request(skill: SkillSpec, variant: SkillSpec) -> bool:
     beyond the skill's parameters (and what it read with them) only decides: it feeds no write and no
     part of the answer but its own text (who asks may be named). More to do or to tell is another
     request: a second order to cancel, an address to ship to, a date the membership ends, the status of
-    another order."""
+    another order. Each value only it takes is looked up by a read (who asks is read)."""
     if not skill.steps or not variant.steps:
         return False
     if (skill.steps[0].tool, skill.steps[0].args) != (variant.steps[0].tool, variant.steps[0].args):
@@ -96,4 +96,16 @@ def same_request(skill: SkillSpec, variant: SkillSpec) -> bool:
                 wrote = True
         if any(isinstance(e, Ref) and e.call in tainted for e in walk_exprs(output)):
             return False
-    return wrote
+    # and each of them is looked up (who asks is read): a value said only to be checked against what the
+    # skill reads anyway (a customer's name beside their email) is the skill's text, not a variant
+    looked = {e.name for st in variant.steps if variant.tools[st.tool].read for _k, arg in st.args
+              for e in walk_exprs(arg) if isinstance(e, Param)}
+    return wrote and extra <= looked
+
+
+def reads_more(spec: SkillSpec, extra: Iterable[str]) -> bool:
+    """Whether some read of ``spec`` (its first way) takes one of ``extra``: a cheap first test of a
+    variant, before its runs are learned with the skill's (see ``same_request``)."""
+    names = set(extra)
+    return any(isinstance(e, Param) and e.name in names for st in spec.steps if spec.tools[st.tool].read
+               for _k, arg in st.args for e in walk_exprs(arg))

@@ -275,3 +275,22 @@ def test_more_to_tell_is_another_request_not_a_variant() -> None:
     other = spec_from_runs([*PLAIN_RUNS, told], name="add", template=plain, phrasings=(asked,))
     assert not isinstance(other, Rejected) and other.variants
     assert not same_request(other, other.variants[0])
+
+
+def test_a_value_said_only_to_be_checked_is_not_a_variant() -> None:
+    """What only a variant takes must be looked up (who asks is read): a value the runs only saw equal
+    to something the skill reads anyway (a customer's name beside their email) is the skill's text, and
+    a variant of it would keep templates apart that should be one (tau-bench's personas)."""
+    from dataclasses import replace
+
+    from skillforge._spec import Param
+    from skillforge._values import walk_exprs
+    from skillforge._variants import reads_more, same_request
+
+    spec, _plain, _asked = learned()
+    variant = spec.variants[0]
+    assert reads_more(variant, ["username_2"]) and same_request(spec, variant)
+    unread = replace(variant, early=(), steps=tuple(
+        st for st in variant.steps if not any(isinstance(e, Param) and e.name == "username_2" for _k, a in st.args for e in walk_exprs(a))))
+    assert [st.tool for st in unread.steps] == ["get_user", "get_group", "add_to_group"]
+    assert not reads_more(unread, ["username_2"]) and not same_request(spec, unread)
