@@ -28,7 +28,8 @@ from typing import TYPE_CHECKING, Any
 
 from ._compile import Compiled
 from ._driving import Step, Steps
-from ._requests import Joiner, Split, carried_text, segment, split_run
+from ._requests import Joiner, Split, carried_text, split_run
+from ._segments import segment
 from ._result import Attempt, Result
 from ._trajectory import Trajectory
 from ._usage import Usage

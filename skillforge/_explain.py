@@ -24,7 +24,7 @@ from . import runtime
 from ._exceptions import BudgetExceeded, GuardFailed, SkillforgeSignal
 from ._index import Match, _phrasings
 from ._misses import Miss, diagnose
-from ._requests import segment
+from ._segments import segment
 from ._template import MAX_TASK_CHARS, literal_tokens, shape_key
 from ._driving import offload
 from ._tools import Run, Tool, _loop, activate, deactivate, error_text

@@ -76,15 +76,16 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-import json
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ._answers import Joiner, _split_answer
-from ._lifting import Rejected, _check_run, _Lifter, _lift_values, lift
+from ._lifting import _check_run, _Lifter, _lift_values
+from ._segments import segment
 from ._spans import _CONNECTIVE, pieces
+from ._stale import _UNREAD, _acts_alike, _as_returned, _at, _made_again, _read_after, _returned_record, _scalars, _superseded
 from ._spec import Param, Ref
 from ._trajectory import Call, Outcome, Trajectory, canonical_json
 from ._values import _leaves, walk_exprs
@@ -109,11 +110,6 @@ class Split:
     joiner: Joiner
     closing: str = ""  # text after the last request that every request's run has (who is asking, said last)
     carried: tuple[tuple[Any, ...], ...] = ()  # per request: the values its clause carries over from an earlier one
-
-
-def _scalars(value: Any) -> set[str]:
-    """The scalar values inside ``value`` (booleans, None and empty strings aside), as canonical JSON."""
-    return {json.dumps(v) for v in _leaves(value) if type(v) in (str, int, float) and v != ""}
 
 
 def _windows(occurs: list[list[tuple[int, int]]], n: int) -> list[tuple[int, int]]:
@@ -272,16 +268,6 @@ def _deps(refs_of: list[set[int]]) -> list[set[int]]:
     for i, refs in enumerate(refs_of):
         deps.append(set(refs).union(*(deps[j] for j in refs if j < i)))
     return deps
-
-
-def _at(value: Any, path: Sequence[str | int]) -> Any:
-    """``value`` at ``path``, or None where the path does not lead."""
-    for key in path:
-        try:
-            value = value[key]
-        except (KeyError, IndexError, TypeError):
-            return None
-    return value
 
 
 def split_run(traj: Trajectory, *, importable: bool = True, joiners: Sequence[Joiner] = ()) -> Split | str:
@@ -678,46 +664,6 @@ def _split(traj: Trajectory, facts: _Facts, parts: list[tuple[int, int]], senten
                  tuple(tuple(facts.value_of[p] for p in c) for c in carried))
 
 
-_UNREAD = object()  # no read made again after a write
-
-
-def _read_after(calls: Sequence[Any], c: int, w: int) -> Any:
-    """What read ``c`` (its tool and arguments) returned when made again right after write ``w``
-    (``Call.after``, recorded in agent runs); ``_UNREAD`` if it was not made again."""
-    key = canonical_json([calls[c].tool, calls[c].args])
-    for k, result in calls[w].after or ():
-        if 0 <= k < len(calls) and canonical_json([calls[k].tool, calls[k].args]) == key:
-            return result
-    return _UNREAD
-
-
-def _acts_alike(before: Trajectory, after: Trajectory) -> bool:
-    """Whether a request's run lifts to the same program, guards and answer with its reads as they
-    were before another request's write and as they were right after it: then what the agent knew of
-    that write (did it infer the new record, or act on the one it read?) cannot have mattered to any
-    fact the run shows, and the run is learned as the world was after the write, as its skill reads
-    it when composed. Else the run is not learned from."""
-    a, b = lift(before), lift(after)  # the same way both: only whether they agree matters
-    if isinstance(a, Rejected) or isinstance(b, Rejected):
-        return False
-    return (a.template, a.steps, a.output, a.early) == (b.template, b.steps, b.output, b.early)
-
-
-def _as_returned(read: Any, write: Any) -> Any:
-    """What a read would return after ``write`` changed what it read, where the write returned the
-    record itself, or the fields of it that it changed: a dict of the read's own fields (all of them,
-    or some: ``{"username": "ana.li", "locked": False}`` for an account read whole) that agrees with
-    the read on a value the write was given (the record's id); the read's record with those fields as
-    the write returned them. Else None: what the request acted on is not known."""
-    written = write.result
-    if type(read) is not dict or type(written) is not dict or not written.keys() <= read.keys():
-        return None
-    given = _scalars(write.args)
-    if not any(type(v) in (str, int, float) and v == written[k] and json.dumps(v) in given for k, v in read.items() if k in written):
-        return None
-    return {k: written.get(k, v) for k, v in read.items()}
-
-
 _CONNECTIVES_ONLY = re.compile(rf"(?:\W|\b{_CONNECTIVE}\b)*", re.IGNORECASE)
 
 
@@ -739,40 +685,6 @@ def carried_text(values: Sequence[Any]) -> str:
     return f"{', '.join(str(v) for v in values)}: " if values else ""
 
 
-def _superseded(mine: list[int], calls: Sequence[Any], writes: list[int], request_of: dict[int, int], q: int) -> list[int]:
-    """``mine`` with one of each read made several times (the prelude's reads, made again by each
-    request's skill when a message was composed): the last one before the request's first write,
-    which shows the world it acted on, or else the first."""
-    first = min((w for w in writes if request_of[w] == q), default=len(calls))
-    groups: dict[str, list[int]] = {}
-    for c in mine:
-        if c not in request_of:
-            groups.setdefault(canonical_json([calls[c].tool, calls[c].args]), []).append(c)
-    keep = {max(before) if (before := [c for c in group if c < first]) else group[0] for group in groups.values()}
-    return [c for c in mine if c in request_of or c in keep]
-
-
-def _made_again(j: int, path: Sequence[Any], c: int, mine: list[int], calls: Sequence[Any]) -> bool:
-    """Whether ``mine`` has, before call ``c``, a read made again of call ``j`` (tool and arguments) whose
-    result holds at ``path`` what ``j``'s did: the reads each skill of a composed message makes again,
-    one kept per request."""
-    same = canonical_json([calls[j].tool, calls[j].args, _at(calls[j].result, path)])
-    return any(k < c and canonical_json([calls[k].tool, calls[k].args, _at(calls[k].result, path)]) == same for k in mine)
-
-
-def _returned_record(j: int, path: Sequence[Any], c: int, mine: list[int], calls: Sequence[Any], is_read: Sequence[bool]) -> bool:
-    """Whether call ``j`` is another request's write that returned the record a read of ``mine`` made
-    before it (``_as_returned``), the last such write before call ``c``, holding at ``path`` a value:
-    the request's run reads that record as the write returned it, so it has the value itself."""
-    if is_read[j] or _at(calls[j].result, path) is None:
-        return False
-    for k in mine:
-        if k < j and is_read[k] and _as_returned(calls[k].result, calls[j]) is not None:
-            later = [w for w in range(j + 1, c) if not is_read[w] and w not in mine and _as_returned(calls[k].result, calls[w]) is not None]
-            return not later
-    return False
-
-
 def _said(args: dict[str, Any]) -> set[str]:
     """The texts of an argument's scalar values an answer may name (strings of two characters or more)."""
     leaves = _leaves(args)
@@ -781,74 +693,3 @@ def _said(args: dict[str, Any]) -> set[str]:
     }
 
 
-_MAX_LOOKUPS = 4096  # texts a message's cutting may look up a skill for
-
-
-def segment(task: str, binds: Callable[[str], bool], carries: Callable[[str, str, str, str], bool] | None = None,
-            ) -> tuple[str, list[str], str] | None:
-    """The prelude, two or more clauses and the closing of ``task`` such that prelude + each clause +
-    closing ``binds`` (a skill takes it): sentences first, then cuts inside sentences (``pieces(fine=True)``);
-    the shortest prelude that works, then no closing or the shortest, then the fewest clauses (the
-    earliest cuts first). The prelude and the closing are whole sentences. None when no such cutting
-    exists.
-
-    Never a prelude that ends at a colon inside a sentence (as ``split_run`` may cut "Ana Li, zip
-    10001: what's ..." where the values before the colon are who asks): the text alone does not
-    tell who asks from a request whose free text follows its colon ("Close INC-1 with note: ...",
-    whose note would swallow the next clause).
-
-    ``carries(before, prelude, clause, closing)``: whether the clause binds a skill with a value carried
-    over from ``before`` (prelude + the clause before + closing), for a clause that names what it acts
-    on only by a pronoun."""
-    sentences = pieces(task)
-    bounds = {a for a, _b in sentences}
-    looked = [0]
-    memo: dict[str, bool] = {}
-
-    def ok(text: str) -> bool:
-        text = text.strip()
-        if text not in memo:
-            looked[0] += 1
-            memo[text] = looked[0] <= _MAX_LOOKUPS and binds(text)
-        return memo[text]
-
-    for parts in (sentences, pieces(task, fine=True)):
-        if parts is not sentences and len(parts) == len(sentences):
-            continue
-        cut = _segment(task, parts, bounds, ok, carries)
-        if cut is not None:
-            return cut
-    return None
-
-
-def _segment(task: str, parts: list[tuple[int, int]], bounds: set[int], ok: Callable[[str], bool],
-             carries: Callable[[str, str, str, str], bool] | None) -> tuple[str, list[str], str] | None:
-    n = len(parts)
-    if n < 2:
-        return None
-    for p in range(n - 1):
-        if parts[p][0] not in bounds:
-            continue
-        prelude = task[: parts[p][0]] if p else ""
-        for c in range(n, p + 1, -1):
-            if c < n and parts[c][0] not in bounds:
-                continue
-            closing = task[parts[c][0] :] if c < n else ""
-            best: dict[int, list[int]] = {p: []}  # piece index → the fewest cuts that reach it
-            for a in range(p, c):
-                if a not in best:
-                    continue
-                for b in range(a + 1, c + 1):
-                    if b in best and len(best[b]) <= len(best[a]) + 1 or (a, b) == (p, c):
-                        continue  # the whole text as one clause is no composition
-                    end = parts[b][0] if b < n else len(task)
-                    clause = task[parts[a][0] : end]
-                    if ok(prelude + clause + closing) or carries is not None and best[a] and carries(
-                        prelude + task[parts[([p, *best[a]])[-2]][0] : parts[a][0]] + closing, prelude, clause, closing,
-                    ):
-                        best[b] = [*best[a], b]
-            cuts = best.get(c)
-            if cuts is not None and len(cuts) >= 2:
-                edges = [p, *cuts]
-                return prelude, [task[parts[a][0] : (parts[b][0] if b < n else len(task))] for a, b in itertools.pairwise(edges)], closing
-    return None

@@ -1,0 +1,88 @@
+"""Cutting a message into clauses that skills take, to serve it by composing them. Pure.
+
+The serving half of several requests in one message (``_requests`` learns them): a message no
+skill takes whole is cut into a prelude, two or more clauses and a closing such that each clause,
+with the prelude and the closing, binds a skill (or binds one with a value of the clause before
+carried over), sentences first, then cuts inside sentences.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+
+from ._spans import pieces
+
+__all__ = ["segment"]
+
+_MAX_LOOKUPS = 4096  # texts a message's cutting may look up a skill for
+
+
+def segment(task: str, binds: Callable[[str], bool], carries: Callable[[str, str, str, str], bool] | None = None,
+            ) -> tuple[str, list[str], str] | None:
+    """The prelude, two or more clauses and the closing of ``task`` such that prelude + each clause +
+    closing ``binds`` (a skill takes it): sentences first, then cuts inside sentences (``pieces(fine=True)``);
+    the shortest prelude that works, then no closing or the shortest, then the fewest clauses (the
+    earliest cuts first). The prelude and the closing are whole sentences. None when no such cutting
+    exists.
+
+    Never a prelude that ends at a colon inside a sentence (as ``split_run`` may cut "Ana Li, zip
+    10001: what's ..." where the values before the colon are who asks): the text alone does not
+    tell who asks from a request whose free text follows its colon ("Close INC-1 with note: ...",
+    whose note would swallow the next clause).
+
+    ``carries(before, prelude, clause, closing)``: whether the clause binds a skill with a value carried
+    over from ``before`` (prelude + the clause before + closing), for a clause that names what it acts
+    on only by a pronoun."""
+    sentences = pieces(task)
+    bounds = {a for a, _b in sentences}
+    looked = [0]
+    memo: dict[str, bool] = {}
+
+    def ok(text: str) -> bool:
+        text = text.strip()
+        if text not in memo:
+            looked[0] += 1
+            memo[text] = looked[0] <= _MAX_LOOKUPS and binds(text)
+        return memo[text]
+
+    for parts in (sentences, pieces(task, fine=True)):
+        if parts is not sentences and len(parts) == len(sentences):
+            continue
+        cut = _segment(task, parts, bounds, ok, carries)
+        if cut is not None:
+            return cut
+    return None
+
+
+def _segment(task: str, parts: list[tuple[int, int]], bounds: set[int], ok: Callable[[str], bool],
+             carries: Callable[[str, str, str, str], bool] | None) -> tuple[str, list[str], str] | None:
+    n = len(parts)
+    if n < 2:
+        return None
+    for p in range(n - 1):
+        if parts[p][0] not in bounds:
+            continue
+        prelude = task[: parts[p][0]] if p else ""
+        for c in range(n, p + 1, -1):
+            if c < n and parts[c][0] not in bounds:
+                continue
+            closing = task[parts[c][0] :] if c < n else ""
+            best: dict[int, list[int]] = {p: []}  # piece index → the fewest cuts that reach it
+            for a in range(p, c):
+                if a not in best:
+                    continue
+                for b in range(a + 1, c + 1):
+                    if b in best and len(best[b]) <= len(best[a]) + 1 or (a, b) == (p, c):
+                        continue  # the whole text as one clause is no composition
+                    end = parts[b][0] if b < n else len(task)
+                    clause = task[parts[a][0] : end]
+                    if ok(prelude + clause + closing) or carries is not None and best[a] and carries(
+                        prelude + task[parts[([p, *best[a]])[-2]][0] : parts[a][0]] + closing, prelude, clause, closing,
+                    ):
+                        best[b] = [*best[a], b]
+            cuts = best.get(c)
+            if cuts is not None and len(cuts) >= 2:
+                edges = [p, *cuts]
+                return prelude, [task[parts[a][0] : (parts[b][0] if b < n else len(task))] for a, b in itertools.pairwise(edges)], closing
+    return None
