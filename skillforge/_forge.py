@@ -145,6 +145,7 @@ class Forge(Loading, Learning, Composing):
         self._programs: dict[tuple[str, str], Any] = {}  # (skill, content hash) → its first run, lifted (see _rephrased)
         self._keys: dict[tuple[str, str], str | None] = {}  # the same → what same_program compares (see _rephrased)
         self._by_key: dict[str | None, set[str]] = {}  # a program key → skills of it (see _rephrased)
+        self._by_params: dict[frozenset[tuple[str, str]], set[str]] = {}  # a template's parameters → skills (see _with_variant)
         self._said: dict[str, str] = {}  # see Learning._saying
         self._tools_keys: dict[tuple[Any, ...], str] = {}  # the tools → the key of their policy verdicts
         self._caught_up: dict[str, tuple[Any, int]] = {}  # see Learning._new_in

@@ -203,6 +203,7 @@ class Learning:
     _keys: dict[tuple[str, str], str | None]  # (skill, content hash) → _program_key of its first run
     _by_key: dict[str | None, set[str]]  # program key → names of skills that had it (checked against _keys)
     _by_route: dict[str, set[str]]  # route key → names of skills whose first run had it (each run checked again)
+    _by_params: dict[frozenset[tuple[str, str]], set[str]]  # a template's parameters → names of skills (checked again)
     _lifts: dict[tuple[str, str], Any]  # (run hash, file content hash) → the run lifted under its phrasing, and the run
     # (and (run hash, places) → a held run's template and lift, see _held_lift)
     _said: dict[str, str]  # skill → the content hash its task's words were indexed for
@@ -737,7 +738,7 @@ class Learning:
         mine = _phrasings_of(spec)
         texts = {t.text for t in mine}
         own = mine[0]
-        for other in sorted(self._index().by_name.values(), key=lambda s: s.name):
+        for other in self._nested(own):
             if other.edited or other.name == spec.name or other in skip:
                 continue
             theirs = list(other.phrasings or (other.template,))
@@ -765,6 +766,17 @@ class Learning:
             logger.info("%s and %s are one request, said with more parameters in one: one file", spec.name, other.name)
             return (*learned, other)
         return None
+
+    def _nested(self, template: TaskTemplate) -> list[SkillFile]:
+        """The skills whose template takes a part of ``template``'s parameters, or all of them and more
+        (same names and types), by name: looked up by parameter sets (a few per library), not by skill."""
+        hot = self._index()
+        for skill in self._new_in(hot, "params"):
+            self._by_params.setdefault(frozenset((s.name, s.type) for s in skill.template.params), set()).add(skill.name)
+        mine = frozenset((s.name, s.type) for s in template.params)
+        names = {n for key, ns in self._by_params.items() if key != mine and (key < mine or key > mine) for n in ns}
+        found = [hot.by_name.get(n) for n in sorted(names)]
+        return [f for f in found if f is not None and (extra_params(f.template, template) or extra_params(template, f.template))]
 
     def _new_in(self, hot: Any, index: str) -> list[SkillFile]:
         """The skills added to ``hot`` since ``index`` (one of the learner's word and key indexes) last
