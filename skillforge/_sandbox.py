@@ -250,7 +250,6 @@ _BASE_BUILTINS.update(
         "list": list,
         "min": min,
         "max": max,
-        "sum": sum,
         "any": any,
         "all": all,
         "sorted": sorted,
