@@ -747,9 +747,11 @@ class Learning:
             first = self._program(other)
             if first is None or not first.steps or not spec.steps or first.steps[0].tool != spec.steps[0].tool:
                 continue  # another identification route: not the same request
-            if (more := extra_params(other.template, own)) and reads_more(spec, more):
+            # a first test on what is known without learning both together (costly): this spec, the other's first run
+            if (more := extra_params(other.template, own)) and reads_more(spec, more) and same_request(first, spec, other.tools):
                 name, templates, theirs_first = other.name, [*theirs, *mine], True
-            elif (more := extra_params(own, other.template)) and reads_more(first, more):
+            elif (more := extra_params(own, other.template)) and reads_more(first, more) and (
+                    not any(not ref.read for ref in first.tools.values()) or same_request(spec, first)):
                 name, templates, theirs_first = spec.name, [*mine, *theirs], False
             else:
                 continue

@@ -66,14 +66,17 @@ def file_runs(spec: SkillSpec) -> list[str]:
     return list(dict.fromkeys([*spec.runs, *(h for v in spec.variants for h in v.runs)]))
 
 
-def same_request(skill: SkillSpec, variant: SkillSpec) -> bool:
+def same_request(skill: SkillSpec, variant: SkillSpec, tools: Iterable[str] | None = None) -> bool:
     """Whether ``variant`` (learned from the runs said with more parameters) asks what ``skill`` asks:
     it wrote (what it asked is then plain), it first made the call the skill first makes, from the same
     sources (the same identification route), the skill has every tool it wrote with, and what it takes
     beyond the skill's parameters (and what it read with them) only decides: it feeds no write and no
     part of the answer but its own text (who asks may be named). More to do or to tell is another
     request: a second order to cancel, an address to ship to, a date the membership ends, the status of
-    another order. Each value only it takes is looked up by a read (who asks is read)."""
+    another order. Each value only it takes is looked up by a read (who asks is read).
+
+    ``tools``: the skill's tools where ``skill`` is one of its runs only (a first test before the runs
+    of both are learned together, which is costly)."""
     if not skill.steps or not variant.steps:
         return False
     if (skill.steps[0].tool, skill.steps[0].args) != (variant.steps[0].tool, variant.steps[0].args):
@@ -91,7 +94,7 @@ def same_request(skill: SkillSpec, variant: SkillSpec) -> bool:
                     return False
                 tainted.add(i)
             elif not variant.tools[st.tool].read:
-                if st.tool not in skill.tools:
+                if st.tool not in (skill.tools if tools is None else set(tools)):
                     return False
                 wrote = True
         if any(isinstance(e, Ref) and e.call in tainted for e in walk_exprs(output)):
