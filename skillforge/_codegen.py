@@ -553,6 +553,18 @@ def _fstring_text(text: str) -> str:
 
 
 def _imports(spec: SkillSpec) -> list[str]:
+    """The file's imports: the runtime helpers its functions use (the skill's and its variants'), then its tools."""
+    helpers = set().union(*(_helpers(s) for s in (spec, *spec.variants)))
+    by_module: dict[str, set[str]] = {"skillforge.runtime": helpers} if helpers else {}
+    for ref in _all_tools(spec).values():
+        if ref.method:
+            continue
+        by_module.setdefault(ref.module, set()).add(ref.qualname)
+    return [f"from {mod} import {', '.join(sorted(names))}" for mod, names in sorted(by_module.items())]
+
+
+def _helpers(spec: SkillSpec) -> set[str]:
+    """The ``skillforge.runtime`` helpers one function's code calls."""
     helpers = set()
     exprs_of_facts: list[Expr] = []
     branches = [g for e in spec.early for gs in e.guards for g in gs] + [e.when for e in spec.early]
@@ -589,17 +601,7 @@ def _imports(spec: SkillSpec) -> list[str]:
         helpers.add("join")
     if any(isinstance(e, Update) for top in exprs for e in walk_exprs(top)):
         helpers.add("updated")
-    for variant in spec.variants:  # the file's other functions import what they use too
-        for line in _imports(variant):
-            mod, names = line[len("from "):].split(" import ")
-            if mod == "skillforge.runtime":
-                helpers.update(names.split(", "))
-    by_module: dict[str, set[str]] = {"skillforge.runtime": helpers} if helpers else {}
-    for ref in _all_tools(spec).values():
-        if ref.method:
-            continue
-        by_module.setdefault(ref.module, set()).add(ref.qualname)
-    return [f"from {mod} import {', '.join(sorted(names))}" for mod, names in sorted(by_module.items())]
+    return helpers
 
 
 def skill_meta(spec: SkillSpec) -> dict[str, Any]:
@@ -685,18 +687,8 @@ def render_skill(spec: SkillSpec) -> str:
         SyntaxError: only on a bug in codegen (a spec always renders to valid Python).
     """
     body = [*_dispatch(spec), *_body(spec)]
-    params = [f"{s.name}: {_annotation(s)}" for s in spec.slots if s.kind not in UNUSED]
-    if file_phrasings(spec):  # which phrasing the task was said in (0: the template, 1: the first of its phrasings, ...)
-        params.append(f"{PHRASING}: int = 0")
-    given = set(params)
-    for v in spec.variants:  # what only tasks said in a variant's phrasings give
-        for sl in v.slots:
-            if sl.kind not in UNUSED and sl.name not in {x.name for x in spec.slots} and sl.name not in given:
-                given.add(sl.name)
-                params.append(f"{sl.name}: {_annotation(sl)} | None = None")
-    if spec.instances:
-        params.append("*")
-        params.extend(p for p, _ in spec.instances)
+    own = {s.name for s in spec.slots}
+    sometimes = {sl.name: sl for v in spec.variants for sl in v.slots if sl.kind not in UNUSED and sl.name not in own}
     n_runs = len(file_runs(spec))
     text = _env().get_template("skill.py.j2").render(
         template_doc="".join([_doc_text(spec.template), *(f"\n   or: {_doc_text(text)}" for text, _slots in file_phrasings(spec))]),
@@ -707,7 +699,7 @@ def render_skill(spec: SkillSpec) -> str:
         imports=_imports(spec),
         meta=_meta(spec),
         name=spec.name,
-        signature=", ".join(params),
+        signature=_signature(spec, bool(file_phrasings(spec)), list(sometimes.values())),
         summary=_summary(spec),
         body=body,
         variants=[_variant_function(v) for v in spec.variants],
@@ -742,14 +734,19 @@ def _dispatch(spec: SkillSpec) -> list[str]:
 
 
 def _variant_function(v: SkillSpec) -> dict[str, Any]:
-    params = [f"{s.name}: {_annotation(s)}" for s in v.slots if s.kind not in UNUSED]
-    if v.phrasings:
+    return {"name": v.name, "signature": _signature(v, bool(v.phrasings)), "summary": _summary(v), "body": _body(v)}
+
+
+def _signature(spec: SkillSpec, phrased: bool, sometimes: list[Slot] | None = None) -> str:
+    """A function's parameters: its slots, which phrasing the task was said in (0: the template, 1: the
+    first of its phrasings, ...), what only its variants' phrasings give (None otherwise), its instances."""
+    params = [f"{s.name}: {_annotation(s)}" for s in spec.slots if s.kind not in UNUSED]
+    if phrased:
         params.append(f"{PHRASING}: int = 0")
-    if v.instances:
-        params.append("*")
-        params.extend(p for p, _ in v.instances)
-    return {"name": v.name, "signature": ", ".join(params), "summary": _summary(v),
-            "body": _body(v)}
+    params += [f"{s.name}: {_annotation(s)} | None = None" for s in sometimes or ()]
+    if spec.instances:
+        params += ["*", *(p for p, _ in spec.instances)]
+    return ", ".join(params)
 
 
 def _body(spec: SkillSpec) -> list[str]:

@@ -751,7 +751,7 @@ class Learning:
             if (more := extra_params(other.template, own)) and reads_more(spec, more) and same_request(first, spec, other.tools):
                 name, templates, theirs_first = other.name, [*theirs, *mine], True
             elif (more := extra_params(own, other.template)) and reads_more(first, more) and (
-                    not any(not ref.read for ref in first.tools.values()) or same_request(spec, first)):
+                    all(ref.read for ref in first.tools.values()) or same_request(spec, first)):  # a refusal first: learn to see
                 name, templates, theirs_first = spec.name, [*mine, *theirs], False
             else:
                 continue
@@ -759,9 +759,9 @@ class Learning:
                 other_runs = [self.library.load_run(h) for h in other.runs]
             except SkillFileError:
                 continue
-            known = {r.hash for r in runs}
-            together = [*other_runs, *(r for r in runs if r.hash not in {o.hash for o in other_runs})] if theirs_first else [
-                *runs, *(r for r in other_runs if r.hash not in known)]
+            before, after = (other_runs, runs) if theirs_first else (runs, other_runs)
+            known = {r.hash for r in before}
+            together = [*before, *(r for r in after if r.hash not in known)]
             learned = self._from_runs(together, name, templates[0], tuple(templates[1:]))
             if learned is None or not learned[0].variants or not all(same_request(learned[0], v) for v in learned[0].variants):
                 continue
@@ -776,7 +776,7 @@ class Learning:
         for skill in self._new_in(hot, "params"):
             self._by_params.setdefault(frozenset((s.name, s.type) for s in skill.template.params), set()).add(skill.name)
         mine = frozenset((s.name, s.type) for s in template.params)
-        names = {n for key, ns in self._by_params.items() if key != mine and (key < mine or key > mine) for n in ns}
+        names = {n for key, ns in self._by_params.items() if key < mine or key > mine for n in ns}
         found = [hot.by_name.get(n) for n in sorted(names)]
         return [f for f in found if f is not None and (extra_params(f.template, template) or extra_params(template, f.template))]
 

@@ -125,15 +125,13 @@ def _with_variants(
     groups = grouped(template, phrasings)
     if isinstance(groups, str):
         return Rejected(groups)
-    order = [t for _extra, ts in groups for t in ts]
-    owner = [next((k for k, t in enumerate(order) if t.bind(run.task) is not None), None) for run in runs]
+    order = [(g, t) for g, (_extra, ts) in enumerate(groups) for t in ts]  # the file's order, each with its group
+    owner = [next((g for g, t in order if t.bind(run.task) is not None), None) for run in runs]
     if None in owner:
         return Rejected("a run's task binds none of the skill's phrasings")
     specs: list[SkillSpec] = []
-    start = 0
-    for extra, ts in groups:
-        mine = [run for run, k in zip(runs, owner, strict=True) if start <= k < start + len(ts)]  # type: ignore[operator]
-        start += len(ts)
+    for g, (extra, ts) in enumerate(groups):
+        mine = [run for run, k in zip(runs, owner, strict=True) if k == g]
         if not mine:
             return Rejected(f"no run was said in {ts[0].text!r}: a phrasing of more parameters needs runs of its own")
         one = spec_from_runs(mine, name=variant_name(name, extra) if extra else name, template=ts[0], importable=importable,

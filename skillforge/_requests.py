@@ -85,10 +85,11 @@ from ._answers import Joiner, _split_answer
 from ._lifting import _check_run, _Lifter, _lift_values
 from ._segments import segment
 from ._spans import _CONNECTIVE, pieces
-from ._stale import _UNREAD, _acts_alike, _as_returned, _at, _made_again, _read_after, _returned_record, _scalars, _superseded
+from ._stale import _UNREAD, _acts_alike, _as_returned, _at, _made_again, _read_after, _returned_record, _superseded
 from ._spec import Param, Ref
 from ._trajectory import Call, Outcome, Trajectory, canonical_json
 from ._values import _leaves, walk_exprs
+from ._values import scalars as _scalars
 
 __all__ = ["Joiner", "Split", "carried_text", "pieces", "segment", "split_run"]
 

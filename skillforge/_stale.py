@@ -17,13 +17,9 @@ from typing import Any
 
 from ._lifting import Rejected, lift
 from ._trajectory import Trajectory, canonical_json
-from ._values import _leaves
+from ._values import scalars as _scalars
 
 __all__: list[str] = []
-
-def _scalars(value: Any) -> set[str]:
-    """The scalar values inside ``value`` (booleans, None and empty strings aside), as canonical JSON."""
-    return {json.dumps(v) for v in _leaves(value) if type(v) in (str, int, float) and v != ""}
 
 
 def _at(value: Any, path: Sequence[str | int]) -> Any:

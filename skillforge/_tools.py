@@ -28,7 +28,8 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from ._exceptions import BudgetExceeded, NotSerializableError, ToolDefinitionError, UserError
 from ._schema import FunctionSchema, function_schema, import_problem
-from ._trajectory import ToolRef, json_snapshot
+from ._trajectory import ToolRef, canonical_json, json_snapshot
+from ._values import scalars as _scalars
 
 if TYPE_CHECKING:
     from ._usage import Usage
@@ -314,7 +315,7 @@ class Run:
             tool = self.tools.get(name) if self.tools is not None else None
             if tool is None or not tool.read or tool.is_method or tool.asynchronous or error is not None:
                 continue
-            key = repr((name, sorted(args.items(), key=lambda kv: kv[0])))
+            key = canonical_json([name, args])
             if key in seen or not given & _scalars(args) or len(found) >= _MAX_REREADS:
                 continue
             seen.add(key)
@@ -358,15 +359,6 @@ class Run:
 
 _FAILED = object()  # a capture that raised
 _MAX_REREADS = 8  # reads made again after one write of an agent run
-
-
-def _scalars(value: Any) -> set[str]:
-    """The text and numbers inside ``value`` (a call's arguments), as text."""
-    if isinstance(value, dict):
-        return set().union(*(_scalars(v) for v in value.values())) if value else set()
-    if isinstance(value, (list, tuple)):
-        return set().union(*(_scalars(v) for v in value)) if value else set()
-    return {repr(value)} if isinstance(value, (str, int, float)) and not isinstance(value, bool) else set()
 
 
 def error_text(e: BaseException) -> str:

@@ -7,6 +7,7 @@ what kind of value a field holds, and when two values are alike (``near``).
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -354,6 +355,12 @@ def _comparable(a: Any, b: Any) -> bool:
         return any(c.isdigit() for c in text), any(not c.isdigit() for c in text)
 
     return coarse(a) == coarse(b)
+
+
+def scalars(value: Any) -> set[str]:
+    """The text and numbers inside ``value`` (a call's arguments or result; booleans, None and empty
+    text aside), as canonical JSON: what two calls share when they take or show the same value."""
+    return {json.dumps(v) for v in _leaves(value) if type(v) in (str, int, float) and v != ""}
 
 
 def _leaves(value: Any) -> list[Any]:

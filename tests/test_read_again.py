@@ -113,3 +113,37 @@ def test_a_forge_that_does_not_read_again_does_not_learn_the_later_request(tmp_p
     finally:
         forge.close()
         accounts.TOOLBOX.clear()
+
+
+_DIRECTORY = {"reads": 0}
+
+
+def get_user(username: str) -> dict:
+    """An account (``tests.toolsets.accounts``), from a directory that goes away after its first read."""
+    _DIRECTORY["reads"] += 1
+    if _DIRECTORY["reads"] > 1:
+        raise ConnectionError("the directory is unavailable")
+    return accounts.get_user(username)
+
+
+def test_a_read_that_fails_when_made_again_costs_the_later_request_only(tmp_path: Any) -> None:
+    """The read made again after the add raises: the agent's run goes on untouched (the read again is
+    the Forge's, unrecorded), its answer is the agent's, and the unlock is not learned, as before."""
+    from skillforge import Forge
+
+    accounts.make_world(tmp_path / "world.sqlite3")
+    forge = Forge(skills_dir=tmp_path / "skills", state_dir=tmp_path / "state", agent=accounts.agent)
+    _DIRECTORY["reads"] = 0
+    try:
+        for f in accounts.TOOLS:
+            accounts.TOOLBOX[f.__name__] = forge.tool(read=f.__name__ in accounts.READS)(get_user if f.__name__ == "get_user" else f)
+        with sqlite3.connect(accounts.DB["path"]) as db:
+            db.execute("INSERT INTO members VALUES ('ana.li', 'wiki-editors')")
+        result = forge.solve("Add ana.li to vpn-users and unlock her.")
+        assert result.error is None and result.output == "Added ana.li to vpn-users. Unlocked ana.li."
+        assert _DIRECTORY["reads"] == 3  # the agent's read, and one made again after each write (both failed)
+        assert [c.tool for c in result.calls] == ["get_user", "get_group", "add_to_group", "unlock_account"]
+        assert result.learned == "add" and "read what another request then wrote to" in (result.not_learned or "")
+    finally:
+        forge.close()
+        accounts.TOOLBOX.clear()
