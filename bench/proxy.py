@@ -50,7 +50,7 @@ from skillforge.demo.tickets import tickets
 from skillforge.testing import ChatServer, answer, tool_call
 
 from bench.shadow import _apply, diff_states
-from bench.workloads import Task, load
+from bench.workloads import Task, load, stream as days_of
 
 MODEL = "stand-in"
 
@@ -253,7 +253,7 @@ def demo_stream(root: Path, n: int) -> StreamReport:
 
 def workload_stream(root: Path, name: str, days: int | None) -> StreamReport:
     wl = load(name)
-    stream = [t for t in wl.tasks() if days is None or t.day <= days]
+    stream = days_of(wl, days)
     return run_stream(name, root, stream, WorkloadModel(wl), wl.TOOLS, wl.READS, wl.make_world, wl.use_world, wl.snapshot)
 
 

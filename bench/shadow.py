@@ -32,7 +32,7 @@ from typing import Any
 from skillforge import Forge
 from skillforge._requests import pieces
 
-from bench.workloads import Task, Workload, load
+from bench.workloads import Task, Workload, load, stream as days_of
 
 __all__ = ["Mismatch", "ShadowReport", "agent_determinism", "diff_states", "render", "run"]
 
@@ -103,7 +103,7 @@ def agent_determinism(workload: Workload | str = "helpdesk", *, days: int | None
     with tempfile.TemporaryDirectory(prefix="shadow-det-") as tmp:
         a, b = Path(tmp) / "a.sqlite3", Path(tmp) / "b.sqlite3"
         wl.make_world(a)
-        for task in (t for t in wl.tasks() if days is None or t.day <= days):
+        for task in days_of(wl, days):
             _apply(a, task.setup_sql)
             shutil.copyfile(a, b)
             outputs = []
@@ -136,7 +136,7 @@ def run(
         raise ValueError("run_log=True keeps the log under workdir: pass a workdir, or it is deleted with the run")
     wl = load(workload) if isinstance(workload, str) else workload
     name = workload if isinstance(workload, str) else getattr(wl, "__name__", "workload").rsplit(".", 1)[-1]
-    stream = [t for t in wl.tasks() if days is None or t.day <= days]
+    stream = days_of(wl, days)
     report = ShadowReport(workload=name)
     start = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="shadow-") as tmp:
@@ -312,7 +312,7 @@ def render(r: ShadowReport) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.shadow", description=__doc__.split("\n\n")[0])
     parser.add_argument("--workload", default="helpdesk")
-    parser.add_argument("--days", type=int, default=None, help="only the first N days of the stream")
+    parser.add_argument("--days", type=int, default=None, help="N days of the stream: fewer than the workload's 2, or more (each later day shaped as day 2)")
     parser.add_argument("--workdir", type=Path, default=None, help="keep the worlds and skills here (a new directory)")
     parser.add_argument("--check-agent", action="store_true", help="first check the agent alone is deterministic")
     parser.add_argument("--run-log", action="store_true",

@@ -160,6 +160,11 @@ class _Renderer:
                 plain, ordered = f"join({target}, {sep!r}{inside})", f"join({target}, {sep!r}{inside}, sort=True)"
                 why = f"{target} is in sorted order, as when learned (the answer may list it in either order)"
                 return f"require({plain} == {ordered}, {why!r})"
+            case "lines":
+                if g.value == "many":
+                    return f"require(lines({target}) > 1, {f'{target} has several lines, as when learned'!r})"
+                why = f"{target} is one non-empty line, as when learned" if g.value == 1 else f"{target} is empty, as when learned"
+                return f"require(lines({target}) == {g.value!r}, {why!r})"
             case "count":
                 if g.value == "many":
                     return f"require(len({target}) > 1, {f'{target} has more than one element, as when learned'!r})"
@@ -339,6 +344,8 @@ class _Renderer:
             return f"({target} > 0) - ({target} < 0)"
         if g.kind == "count":
             return f"min(len({target}), 2)"
+        if g.kind == "lines":
+            return f"min(lines({target}), 2)"
         if g.kind == "size":
             return f"len({target})"
         if g.kind == "digits":
@@ -472,6 +479,7 @@ _AS_COMPUTED: dict[str, dict[Any, Any]] = {
     "sign": {"positive": 1, "zero": 0, "negative": -1},
     "textsign": {"positive": 1, "zero": 0, "negative": -1},
     "count": {"many": 2},
+    "lines": {"many": 2},
 }
 
 
@@ -587,6 +595,8 @@ def _helpers(spec: SkillSpec) -> set[str]:
                 helpers.add("has")
             if any(f.kind == "rank" for f in facts):
                 helpers.add("rank")
+            if any(_kind_of(f) == "lines" for f in facts) or (g.kind == "each" and g.value[2].kind == "lines"):
+                helpers.add("lines")
             if any(isinstance(k, Where) for f in facts for k in f.path):
                 helpers.add("pick")
             for f in facts:

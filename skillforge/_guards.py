@@ -4,7 +4,9 @@ For each tool result, the facts a replay must see again (each becomes a ``requir
 right after the call that establishes it, so it fails before the next write and
 before the answer):
 
-- **presence and type** of every path the skill reads from it (``has(order, 'total', kind='number')``);
+- **presence and type** of every path the skill reads from it (``has(order, 'total', kind='number')``),
+  and of a text it passes on or quotes, its **lines** (one, or several: a note appended to twice
+  may be quoted by its last line, which a text of one line cannot tell from the whole);
 - **categorical values**, at any depth of dicts: booleans, None and enum-like strings
   (one to three lowercase or uppercase words such as ``shipped``, ``on hold``,
   ``IN_TRANSIT``, or one capitalised word such as ``Shipped``);
@@ -64,7 +66,7 @@ from ._values import (
     walk_exprs,
 )
 
-__all__ = ["EACH", "OBSERVED", "fact_key", "collect_values", "collection", "core", "digits", "enum_like", "rank", "near", "resolve", "derive_guards", "refs_in", "token_shape", "value_kind", "walk_exprs"]
+__all__ = ["EACH", "OBSERVED", "fact_key", "text_lines", "collect_values", "collection", "core", "digits", "enum_like", "rank", "near", "resolve", "derive_guards", "refs_in", "token_shape", "value_kind", "walk_exprs"]
 
 
 class _Facts:
@@ -258,8 +260,9 @@ def derive_guards(
     for i, call in enumerate(traj.calls):
         paths = sorted(used[i], key=lambda p: (len(p), repr(p)))
         has = [Guard("has", p, value_kind(_at(call.result, p))) for p in paths]
-        # text the skill passes on or quotes must be there again (an empty tracking number is news)
-        has += [Guard("len", p, "nonempty") for p in paths if type(_at(call.result, p)) is str and _at(call.result, p)]
+        # text the skill passes on or quotes must be there again (an empty tracking number is news), in as
+        # many lines: quoting a note of one line whole is also quoting its last line, which two lines tell apart
+        has += [Guard("lines", p, text_lines(_at(call.result, p))) for p in paths if type(_at(call.result, p)) is str and _at(call.result, p)]
         facts = _Facts(params or {}, _leaves(call.args), frozenset(paths), traj.tools.get(call.tool, _WRITE).read, changes, i == last_write)
         facts.walk(call.result, ())
         guards.append(has + facts.out)
@@ -330,6 +333,12 @@ def rank(seq: Any, index: int, field: str) -> str:
     if nums.count(mine) == 1 and mine == max(nums):
         return "max"
     return "mid"
+
+
+def text_lines(text: str) -> int | str:
+    """A text's lines as a fact: 0 (empty), 1, or ``"many"``."""
+    n = len(text.splitlines())
+    return n if n < 2 else "many"
 
 
 def digits(v: float) -> int:
@@ -476,7 +485,7 @@ MISSING = "<missing>"  # what a fact observes where its path does not exist in a
 # the kinds of fact ``observe`` reads off any run's results (the others are agreements and checks)
 OBSERVED = frozenset({
     "chosen", "opt", "eq", "member", "near", "equal", "values", "pin", "len", "sign", "textsign", "count", "size",
-    "cmp", "same", "digits", "rank", "keys", "has", "each",
+    "cmp", "same", "digits", "rank", "keys", "has", "each", "lines",
 })
 
 
@@ -564,6 +573,8 @@ def observe(g: Guard, result: Any, params: dict[str, Any], results: list[Any] | 
             return value_kind(value)
         case "len":
             return ("nonempty" if value else "empty") if type(value) in (list, dict, str) else MISSING
+        case "lines":
+            return text_lines(value) if type(value) is str else MISSING
         case "size":
             return len(value) if type(value) in (list, dict) else MISSING
         case "count":

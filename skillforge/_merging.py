@@ -221,7 +221,7 @@ def _combine(
 
 # facts whose value is read off a result at a path, with task values named in the path or as the
 # related value only: what a run by another route observes the same way
-_POOLED = frozenset({"eq", "values", "len", "sign", "textsign", "count", "keys", "opt", "member", "near", "equal"})
+_POOLED = frozenset({"eq", "values", "len", "lines", "sign", "textsign", "count", "keys", "opt", "member", "near", "equal"})
 
 
 def _aligned(first: SkillSpec, evidence: tuple[Trajectory, ...]) -> list[tuple[dict[str, Any], Trajectory]]:
@@ -316,7 +316,7 @@ def _in_bag(g: Guard, i: int, specs: list[SkillSpec], runs: list[Trajectory]) ->
     return len(set(fields)) > 1 and not frozenset.intersection(*fields)
 
 
-_PRESENT_KINDS = frozenset({"eq", "sign", "textsign", "len", "count", "digits", "keys", "equal", "member", "near", "cmp"})
+_PRESENT_KINDS = frozenset({"eq", "sign", "textsign", "len", "lines", "count", "digits", "keys", "equal", "member", "near", "cmp"})
 
 
 def _where_present(g: Guard, seen: list[Any], where: list[tuple[SkillSpec, Trajectory, int]]) -> Guard | None:
@@ -331,7 +331,7 @@ def _where_present(g: Guard, seen: list[Any], where: list[tuple[SkillSpec, Traje
     if ambiguous(g.path, [(run.calls[i].result, spec.examples) for spec, run, i in where]):
         return _AMBIGUOUS
     values = {v for v in seen if v is not MISSING}
-    if len(values) != 1 and not (g.kind in ("sign", "textsign", "len") and values):
+    if len(values) != 1 and not (g.kind in ("sign", "textsign", "len", "lines") and values):
         return None  # several texts where the field is there: not one fact
     # the step that is not there in some runs: a field of a record, or the element a task value selects
     optional = [k for k, key in enumerate(g.path) if isinstance(key, Where) or (k == len(g.path) - 1 and type(key) is str)]
@@ -384,7 +384,7 @@ def _as_guard(g: Guard, observed: Any) -> Guard:
         return Guard("each", g.path, (g.value[0], g.value[1], _as_guard(g.value[2], observed)))
     if g.kind == "same":
         return g if observed else Guard("differ", g.path, g.value)
-    if g.kind in ("values", "pin", "eq", "len", "sign", "textsign", "count", "size", "has", "digits", "keys", "opt"):
+    if g.kind in ("values", "pin", "eq", "len", "lines", "sign", "textsign", "count", "size", "has", "digits", "keys", "opt"):
         return Guard(g.kind, g.path, g.value if g.kind in ("values", "pin") else observed)
     return g
 
@@ -405,6 +405,7 @@ _DOMAINS: dict[str, tuple[Any, ...]] = {
     "same": (False, True),
     "cmp": (-1, 0, 1),
     "len": ("empty", "nonempty"),
+    "lines": (0, 1, "many"),
     "sign": ("negative", "positive", "zero"),
     "textsign": ("negative", "positive", "zero"),
 }

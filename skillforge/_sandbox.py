@@ -45,7 +45,7 @@ from RestrictedPython.Guards import guarded_iter_unpack_sequence, guarded_unpack
 
 from . import runtime
 from ._exceptions import BudgetExceeded, SandboxError
-from ._policy import MAX_FORMAT_WIDTH, RUNTIME_MODULE, modest_format
+from ._policy import HELPERS, MAX_FORMAT_WIDTH, RUNTIME_MODULE, modest_format
 from ._tools import MAX_BUILT, MAX_INT_BITS, MAX_ITERATIONS, current_run, spend_built
 
 __all__ = ["MAX_BUILT", "MAX_INT_BITS", "MAX_ITERATIONS", "SandboxError", "compile_skill", "load_function"]
@@ -291,10 +291,7 @@ def load_function(
         if level:
             raise ImportError("relative imports are not allowed in skills")
         if mod == RUNTIME_MODULE:
-            return SimpleNamespace(
-                require=runtime.require, has=runtime.has, check=runtime.check, pick=runtime.pick, values=runtime.values,
-                join=runtime.join, near=runtime.near, rank=runtime.rank, updated=runtime.updated, distinct=runtime.distinct,
-            )
+            return SimpleNamespace(**{name: getattr(runtime, name) for name in HELPERS})
         if mod in modules:
             if not fromlist:
                 raise ImportError(f"use 'from {mod} import ...' in skills")

@@ -14,7 +14,7 @@ from ._values import one as _one
 from ._values import wanted as _wanted
 from ._tools import current_run, spend_built
 
-__all__ = ["check", "distinct", "has", "join", "near", "pick", "rank", "require", "updated", "values"]
+__all__ = ["check", "distinct", "has", "join", "lines", "near", "pick", "rank", "require", "updated", "values"]
 
 
 def require(condition: object, why: str) -> None:
@@ -183,6 +183,18 @@ def join(seq: object, sep: str | None, *path: object, sort: bool = False) -> str
     texts = [str(i) for i in items]
     spend_built(sum(map(len, texts)) + len(sep or "") * max(len(texts) - 1, 0))  # in a skill: charged before it is built
     return (sep or "").join(texts)
+
+
+def lines(text: object) -> int:
+    """How many lines ``text`` has (``str.splitlines``; 0 for an empty text).
+
+    Example:
+        >>> lines("Waiting on the vendor\\nFan replaced")
+        2
+    """
+    if type(text) is not str:  # a guard on a text met something else: the world differs from the runs'
+        raise GuardFailed(f"expected a text, got {type(text).__name__}")
+    return len(text.splitlines())
 
 
 def rank(seq: object, index: int, field: str) -> str:

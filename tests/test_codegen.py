@@ -68,7 +68,8 @@ def test_committed_skills_rerender_byte_identically() -> None:
             continue  # a human edit is honoured, not overwritten
         runs = [library.load_run(h) for h in skill.runs]
         evidence = tuple(library.load_run(h) for h in skill.meta.get("evidence", ()))  # runs of the request by another route
-        spec = spec_from_runs(runs, name=skill.name, template=skill.template, evidence=evidence)
+        every = skill.phrasings or (skill.template,)  # a skill asked in several phrasings is learned from them all
+        spec = spec_from_runs(runs, name=skill.name, template=every[0], phrasings=every[1:], evidence=evidence)
         assert not isinstance(spec, Rejected), spec
         rendered = render_skill(spec)
         assert rendered == skill.source, (

@@ -372,6 +372,32 @@ def test_r27_an_exchange_of_several_items_one_out_of_stock(tmp_path: Path) -> No
     check(forge, task("7", three[:2]), world("7", ["4002", "6001"], frozenset({"6002"})))
 
 
+# -- R28. the answer quotes a line of a text, which was one line while learning --------------------------
+
+def tickets(**notes: str) -> dict[str, Any]:
+    return {"tickets": {tid: {"id": tid, "state": "closed", "note": note} for tid, note in notes.items()}}
+
+
+def test_r28_a_note_of_several_lines_where_the_agent_quotes_the_last(tmp_path: Path) -> None:
+    forge = forge_for(tmp_path)
+    learn(forge, "How was ticket INC-1 resolved?", tickets(**{"INC-1": "Replaced the dock on desk 4B, works again"}))
+    served = check(forge, "How was ticket INC-2 resolved?", tickets(**{"INC-2": "User confirmed it works now after the reboot"}))
+    assert served.result.source == "skill"
+    # closed twice: two notes, and the agent quotes the last one only
+    check(forge, "How was ticket INC-4 resolved?", tickets(**{"INC-4": "Duplicate of INC-9, see there\nReinstalled the VPN client"}))
+
+
+def test_r28_a_note_of_several_lines_quoted_whole_once_runs_showed_it(tmp_path: Path) -> None:
+    forge = forge_for(tmp_path)
+    learn(forge, "Show the note of ticket INC-1.", tickets(**{"INC-1": "Replaced the dock on desk 4B, works again"}))
+    served = check(forge, "Show the note of ticket INC-2.", tickets(**{"INC-2": "Waiting on the vendor for a part\nPart arrived, fan replaced"}))
+    assert served.result.source != "skill"  # a shape of text no run showed: the agent answers, and the run is learned
+    # runs quoted a text of one line and one of several whole: the number of lines tells nothing apart
+    three = "Escalated to the network team\nSwitch port 12 was dead\nMoved to port 14, fixed"
+    assert check(forge, "Show the note of ticket INC-4.", tickets(**{"INC-4": three})).result.source == "skill"
+    assert check(forge, "Show the note of ticket INC-5.", tickets(**{"INC-5": "Firmware updated to v2.3 on the dock"})).result.source == "skill"
+
+
 # -- open findings ---------------------------------------------------------------------------------
 # Probes that still replay wrongly, each with what the learner is missing. Strict: a fix that
 # makes one pass fails the suite until its line is removed here, so the list stays true.

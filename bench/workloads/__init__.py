@@ -9,7 +9,8 @@ A workload is a module exposing:
   (outside ``solve()`` a wrapper is the plain function);
 - ``make_world(path)``, ``use_world(path)``, ``snapshot(path) -> dict``;
 - ``agent(task, transcript=None)``: a deterministic stand-in for a model;
-- ``tasks() -> list[Task]``: the task stream, in order.
+- ``tasks(days=2) -> list[Task]``: the task stream, in order: ``days`` days of it, the first
+  days the same whatever ``days`` (a longer stream goes on, it does not reshuffle).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-__all__ = ["Task", "Workload", "load"]
+__all__ = ["Task", "Workload", "load", "stream"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,9 +54,18 @@ class Workload(Protocol):
     def use_world(self, path: Path) -> None: ...
     def snapshot(self, path: Path) -> dict[str, Any]: ...
     def agent(self, task: str, transcript: Sequence[Any] | None = None) -> str: ...
-    def tasks(self) -> list[Task]: ...
+    def tasks(self, days: int = 2) -> list[Task]: ...
 
 
 def load(name: str) -> Workload:
     """The workload module ``bench.workloads.<name>``."""
     return importlib.import_module(f"{__name__}.{name}")  # type: ignore[return-value]
+
+
+def stream(wl: Workload, days: int | None = None) -> list[Task]:
+    """``wl``'s stream: as long as the workload makes it by default, or ``days`` days of it."""
+    if days is None:
+        return wl.tasks()
+    if days < 1:
+        raise ValueError(f"days={days}: a stream has at least one day")
+    return [t for t in wl.tasks(days=days) if t.day <= days]

@@ -1821,8 +1821,8 @@ _TEMPTING: list[tuple[str, int, str, str]] = [
 ]
 
 
-def _extra(stream: _Stream) -> list[Task]:
-    """Day-2 tasks whose text carries more than the phrasing did: a trailing request or a change of mind."""
+def _extra(stream: _Stream, day: int = 2) -> list[Task]:
+    """Tasks of a later day whose text carries more than the phrasing did: a trailing request or a change of mind."""
     out = []
     s = stream
     for kind, i, tail, why in [
@@ -1834,7 +1834,7 @@ def _extra(stream: _Stream) -> list[Task]:
         ("status", 1, " Oh, and please cancel it, I don't need it anymore.", "a second request after the status question"),
     ]:
         for _try in range(20):  # a customer with another order, when the tail names one
-            t = s.make(kind, i, day=2, tempting=True)
+            t = s.make(kind, i, day=day, tempting=True)
             m = _ORDER_ID.search(t.text)
             assert m is not None
             oid = f"#W{m[1]}"
@@ -1852,12 +1852,13 @@ def _extra(stream: _Stream) -> list[Task]:
             elif "cancel" in tail:
                 setup += s.force(oid2, "pending")
         text = t.text + tail.format(oid2=oid2)
-        out.append(Task(text, tuple(setup), True, kind, 2, why))
+        out.append(Task(text, tuple(setup), True, kind, day, why))
     return out
 
 
-def tasks(seed: int = 2024) -> list[Task]:
-    """Two days of customer messages (deterministic for a seed); see the module docstring."""
+def tasks(seed: int = 2024, days: int = 2) -> list[Task]:
+    """``days`` days of customer messages (deterministic for a seed; the first two are the same whatever
+    ``days``, and each later day is shaped as day 2 is, with other values); see the module docstring."""
     s = _Stream(seed)
     singles = [(k, i) for k, ps in PHRASINGS.items() for i in range(len(ps))]
     day1 = [s.make(k, i, day=1) for k, i in singles]
@@ -1867,9 +1868,12 @@ def tasks(seed: int = 2024) -> list[Task]:
     for kind, i, branch in [("cancel", 1, "delivered"), ("return", 0, "pending"), ("exchange", 0, "unavailable"),
                             ("address", 1, "processed"), ("payment", 0, "same")]:
         day1.insert(s.rng.randrange(len(day1) // 2, len(day1) + 1), s.make(kind, i, branch, day=1))
-    day2 = [s.make(k, i, day=2) for k, i in singles]
-    day2 += [s.make(k, i, day=2) for k, i in s.rng.sample(singles, 12)]
-    day2 += [s.make(k, i, b, day=2, tempting=True, why=w) for k, i, b, w in _TEMPTING]
-    day2 += _extra(s)
-    s.rng.shuffle(day2)
-    return day1 + day2
+    out = day1
+    for d in range(2, days + 1):
+        later = [s.make(k, i, day=d) for k, i in singles]
+        later += [s.make(k, i, day=d) for k, i in s.rng.sample(singles, 12)]
+        later += [s.make(k, i, b, day=d, tempting=True, why=w) for k, i, b, w in _TEMPTING]
+        later += _extra(s, d)
+        s.rng.shuffle(later)
+        out += later
+    return out

@@ -492,6 +492,18 @@ def probe_agent(t: dict[str, Any]):
             tools.refund(order_id=order_id, amount=order["total"])
             return f"Refunded ${order['total']:.2f} for order {order_id}."
 
+        # R28: the resolution is the note's last line (a ticket closed twice keeps both notes)
+        m = re.match(r"How was ticket ([A-Z]+-\d+) resolved\?$", task)
+        if m:
+            ticket = tools.get_ticket(ticket_id=m.group(1))
+            return f"{m.group(1)} was resolved: {ticket['note'].splitlines()[-1]}."
+
+        # R28b: the whole note, as it is
+        m = re.match(r"Show the note of ticket ([A-Z]+-\d+)\.?$", task)
+        if m:
+            ticket = tools.get_ticket(ticket_id=m.group(1))
+            return f"The note of {m.group(1)} says: {ticket['note']}"
+
         raise ValueError(f"cannot parse {task!r}")
 
     return agent
