@@ -68,6 +68,7 @@ class ShadowReport:
     skills_written: list[str] = field(default_factory=list)  # skill files in skills_dir at the end
     learned: int = 0  # solves that wrote or updated a skill
     by_kind: dict[str, Counter[str]] = field(default_factory=dict)
+    by_day: dict[int, Counter[str]] = field(default_factory=dict)  # day -> sources (and "wrong"), to see learning go on
     files_by_kind: Counter[str] = field(default_factory=Counter)  # kind -> skill files holding a run of that kind
     files_by_route: dict[tuple[str, str], list[str]] = field(default_factory=dict)  # (kind, route) -> those files
     handovers: Counter[str] = field(default_factory=Counter)  # why skills stopped, most common first
@@ -236,6 +237,8 @@ def _tally(report: ShadowReport, i: int, task: Task, result: Any, alone: Any, di
     counts = report.by_kind.setdefault(task.kind, Counter())
     counts[result.source] += 1
     counts["tasks"] += 1
+    daily = report.by_day.setdefault(task.day, Counter())
+    daily[result.source] += 1
     if result.source == "agent" and result.error is None and not result.calls:
         logger.warning("task %d: the agent's run recorded no tool calls (are its tools the Forge's wrappers?)", i)
     composed = result.source != "agent" and bool(result.clauses)  # a message served clause by clause, or begun so
@@ -260,6 +263,7 @@ def _tally(report: ShadowReport, i: int, task: Task, result: Any, alone: Any, di
         logger.info("wrong replay by %s on task %d: %r", result.skill, i, task.text)
         report.wrong_replays.append(m)
         counts["wrong"] += 1
+        daily["wrong"] += 1
         report.composed_wrong += composed
 
 
@@ -280,6 +284,8 @@ def render(r: ShadowReport) -> str:
         f"  composed of clause skills:      {sum(r.composed.values())} served"
         + (f" ({', '.join(f'{n} by {k}' for k, n in sorted(r.composed.items()))})" if r.composed else "")
         + f", {r.composed_handed_over} handed over by a clause's skill, {r.composed_wrong} wrong",
+        "  by day (served / handed over / by the agent / wrong): "
+        + ", ".join(f"{d}: {c['skill']}/{c['skill+agent']}/{c['agent']}/{c['wrong']}" for d, c in sorted(r.by_day.items())),
         "",
         f"  {'kind':<16}{'tasks':>6}{'skill':>7}{'s+agent':>9}{'agent':>7}{'wrong':>7}{'crash':>7}{'files':>7}",
     ]
@@ -321,6 +327,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.run_log and args.workdir is None:
         parser.error("--run-log keeps the log in the work directory: give --workdir DIR too")
+    if args.days is not None and args.days < 1:
+        parser.error(f"--days {args.days}: a stream has at least one day")
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     if args.check_agent:
         differ = agent_determinism(args.workload, days=args.days)

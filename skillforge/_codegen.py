@@ -198,8 +198,9 @@ class _Renderer:
             case "size":
                 why = f"{target} has {g.value} elements, as when learned (the run took elements of it by position)"
                 return f"require(len({target}) == {g.value!r}, {why!r})"
-            case "pin":
-                why = f"{target} is {_sorted_keys(g.value)!r}, as when learned (the run took it by position)"
+            case "pin":  # taken by position, or a text whose part (a line, a sentence) the run's own text repeats
+                how = "took it by position" if any(type(k) is int for k in g.path) else "says part of it as its own text"
+                why = f"{target} is {_sorted_keys(g.value)!r}, as when learned (the run {how})"
                 return f"require({target} == {_sorted_keys(g.value)!r}, {why!r})"
             case "cmp":
                 call, lhs, sign = g.value[:3]

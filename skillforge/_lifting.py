@@ -31,7 +31,7 @@ from ._lists import Listing, each_guards, mentions
 from ._names import checked_ids
 from ._policy import RESERVED
 from ._records import fold, map_blocks, record_template
-from ._runchecks import coincidences, element_ref, positional_pins, quoted_item, tied_constant, unexplained_numbers
+from ._runchecks import coincidences, element_ref, positional_pins, quoted_item, quoted_parts, tied_constant, unexplained_numbers
 from ._selecting import Selecting, _dig, _singular, own_key, referred
 from ._spans import TOKEN_END, TOKEN_START, TaskSpans, pieces
 from ._spec import Const, DictOf, Each, Expr, Fmt, Guard, Join, Len, ListOf, Neg, Param, Ref, Select, SkillSpec, Step, Update
@@ -1045,7 +1045,7 @@ def lift(
     for call, fact in referred(results, [e for _t, a in raw_steps for _k, e in a] + [output], bound):
         if fact not in guards[call]:
             guards[call].append(fact)
-    for call, pin in positional_pins(traj, [a for _t, a in raw_steps], output):
+    for call, pin in positional_pins(traj, [a for _t, a in raw_steps], output) + quoted_parts(traj, [a for _t, a in raw_steps], output):
         if pin not in guards[call]:
             guards[call].append(pin)
     agreed = [{*g.value} for gs in guards for g in gs if g.kind == "agree"]

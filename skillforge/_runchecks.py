@@ -17,7 +17,7 @@ from ._spec import Const, DictOf, Each, Expr, Fmt, Guard, ListOf, Param, Ref, Se
 from ._trajectory import Trajectory
 from ._values import var_names, walk_exprs
 
-__all__ = ["coincidences", "element_ref", "positional_pins", "quoted_item", "tied_constant", "unexplained_numbers"]
+__all__ = ["coincidences", "element_ref", "positional_pins", "quoted_item", "quoted_parts", "tied_constant", "unexplained_numbers"]
 
 
 def unexplained_numbers(output: Expr, task: str) -> list[tuple[str, str]]:
@@ -175,4 +175,48 @@ def coincidences(
     for name, value in sorted(bound.items()):
         if type(value) is str and " " in value.strip() and words & set(re.findall(r"[a-z]{4,}", value.lower())):
             out.append(Guard("agree", (), (Param(name), Const(value))))
+    return out
+
+
+_SEGMENT = re.compile(r"\n|\r|(?<=[.!?;])\s+")
+
+
+def quoted_parts(traj: Trajectory, args: list[tuple[tuple[str, Expr], ...]], output: Expr) -> list[tuple[int, Guard]]:
+    """Texts read whose part (a line, a sentence) the run's own text repeats: each pinned to what it was.
+
+    "Resolved: cleared cached credentials." after reading the note "duplicate of INC-9\\ncleared
+    cached credentials" quotes the note's last line, which lifting keeps as constant text; another
+    note's last line would be another text. Until a rule explains the part, the skill serves that
+    very text only (``require(ticket['note'] == ...)``). A part is a segment of two words or more.
+    """
+    texts = [e.value for top in [output, *(e for step in args for _k, e in step)] for e in walk_exprs(top)
+             if isinstance(e, Const) and type(e.value) is str]
+    texts += [p for top in [output, *(e for step in args for _k, e in step)] for e in walk_exprs(top)
+              if isinstance(e, Fmt) for p in e.parts if type(p) is str]
+    if not texts:
+        return []
+    out: list[tuple[int, Guard]] = []
+    for i, call in enumerate(traj.calls):
+        for path, value in _texts(call.result):
+            parts = [s.strip() for s in _SEGMENT.split(value) if len(s.strip().split()) >= 2]
+            if len(parts) >= 2 and any(part in text for part in parts for text in texts):
+                out.append((i, Guard("pin", path, value)))
+    return out
+
+
+def _texts(value: Any, path: tuple[str | int, ...] = (), budget: list[int] | None = None) -> list[tuple[tuple[str | int, ...], str]]:
+    """The texts in a result, with their paths (inside dicts and lists, within a budget)."""
+    budget = budget if budget is not None else [2_000]
+    budget[0] -= 1
+    if budget[0] < 0:
+        return []
+    if type(value) is str:
+        return [(path, value)]
+    out: list[tuple[tuple[str | int, ...], str]] = []
+    if type(value) is dict:
+        for k in sorted(value, key=str):
+            out.extend(_texts(value[k], (*path, k), budget))
+    elif type(value) is list:
+        for k, v in enumerate(value):
+            out.extend(_texts(v, (*path, k), budget))
     return out

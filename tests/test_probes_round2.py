@@ -398,6 +398,18 @@ def test_r28_a_note_of_several_lines_quoted_whole_once_runs_showed_it(tmp_path: 
     assert check(forge, "Show the note of ticket INC-5.", tickets(**{"INC-5": "Firmware updated to v2.3 on the dock"})).result.source == "skill"
 
 
+def test_r28_a_line_of_a_note_is_not_a_constant_of_the_answer(tmp_path: Path) -> None:
+    # learned where the note had two lines: the line the answer quotes is no constant text of the skill
+    forge = forge_for(tmp_path)
+    learn(forge, "How was ticket INC-1 resolved?", tickets(**{"INC-1": "Waiting on the vendor for a part\nPart arrived, fan replaced"}))
+    check(forge, "How was ticket INC-2 resolved?", tickets(**{"INC-2": "Duplicate of INC-9, see there\nReinstalled the VPN client"}))
+    # and where one-line notes came first (the skill then branches on the lines): the same
+    forge = forge_for(tmp_path, "second")
+    learn(forge, "How was ticket INC-3 resolved?", tickets(**{"INC-3": "Replaced the dock on desk 4B, works again"}))
+    learn(forge, "How was ticket INC-4 resolved?", tickets(**{"INC-4": "Waiting on the vendor for a part\nPart arrived, fan replaced"}))
+    check(forge, "How was ticket INC-5 resolved?", tickets(**{"INC-5": "Escalated to the network team\nMoved to port 14, fixed"}))
+
+
 # -- open findings ---------------------------------------------------------------------------------
 # Probes that still replay wrongly, each with what the learner is missing. Strict: a fix that
 # makes one pass fails the suite until its line is removed here, so the list stays true.

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from bench import shadow
+from bench.workloads import load, stream
 
 
 @pytest.mark.parametrize(("workload", "min_served"), [("helpdesk", 8), ("retail", 0), ("storefront", 0)])
@@ -26,3 +27,28 @@ def test_a_task_stream_has_no_wrong_replay(workload: str, min_served: int) -> No
     # every skill file is counted under the intents (task kinds) whose runs it holds
     assert "?" not in report.files_by_kind and set(report.files_by_kind) <= set(report.by_kind)
     assert len(report.skills_written) <= sum(report.files_by_kind.values())
+
+
+@pytest.mark.parametrize("workload", ["helpdesk", "retail", "storefront"])
+def test_a_longer_stream_goes_on_where_the_shorter_one_ends(workload: str) -> None:
+    wl = load(workload)
+    two, four = stream(wl), stream(wl, 4)
+    assert four[: len(two)] == two  # the first two days are the same whatever the length
+    assert sorted({t.day for t in four}) == [1, 2, 3, 4]
+    later = [t for t in four if t.day == 3]
+    assert any(t.tempting for t in later) and {t.kind for t in later} >= {t.kind for t in two if t.day == 2} - {"changed_mind"}
+    assert [t.text for t in later] != [t.text for t in two if t.day == 2]  # other values, not day 2 again
+    assert stream(wl, 1) == [t for t in two if t.day == 1]
+    with pytest.raises(ValueError, match="at least one day"):
+        stream(wl, 0)
+
+
+def test_a_longer_helpdesk_stream_serves_two_request_messages_by_composition() -> None:
+    # two days are too few for the clause skills to see the worlds the day-2 messages meet (issue #9's
+    # combination rule hands those over); six days of the same traffic are not
+    report = shadow.run("helpdesk", days=6)
+    assert report.wrong_replays == [] and report.crashes == [] and report.agent_mismatches == [], shadow.render(report)
+    assert report.composed_wrong == 0
+    assert report.composed[2] >= 10, shadow.render(report)  # messages served wholly by two clause skills
+    by_day = report.by_day
+    assert by_day[6]["skill"] > 3 * by_day[2]["skill"], shadow.render(report)  # serving grows as runs accumulate
