@@ -13,7 +13,7 @@
   *what to do*: it is not guarded, and the skill says on how many runs that rests. A fact
   about what the runs do not act on (``_relevance``: the customer's home city when an
   order is returned) needs ``CONTEXT_RUNS`` values.
-  Lowercase code words (``pending``, ``on hold``) are a program's vocabulary, never an
+  Code words (``pending``, ``on hold``, ``IN_TRANSIT``) are a program's vocabulary, never an
   attribute: a status new in each of five runs is still a status.
 
 Facts are compared by observing each one in every run's recorded results

@@ -25,6 +25,7 @@ _CODE_LIKE = re.compile(  # "shipped", "on hold", "pending (item modified)", "IN
 )
 _TITLE_WORD = re.compile(r"[A-Z][a-z]+")
 _ENUM_WORDS = re.compile(r"[a-z][a-z_-]*(?: \(?[a-z][a-z_-]*\)?){0,3}")  # a program's vocabulary
+_CODE_WORDS = re.compile(r"(?=[A-Z_ -]*[A-Z]{4}|[A-Z]+[_ -])[A-Z][A-Z_-]*(?: [A-Z][A-Z_-]*){0,3}")  # SHIPPED, ON_HOLD
 _FIELD_NAME = re.compile(r"[A-Za-z_][A-Za-z_]*\d{0,2}")  # "status", "address1"; not "W123", "card_7815826"
 _MAX_NODES = 20_000  # per result; a result larger than this is guarded up to here
 _SMALL_INT = 9  # integers up to this are guarded by value (a severity, a tier), larger ones by sign
@@ -241,8 +242,10 @@ def _categorical(v: Any, element: bool = False) -> bool:
 
 
 def enum_like(v: Any) -> bool:
-    """Lowercase code words (``pending``, ``on hold``, ``awaiting_payment``): a program's vocabulary, not a name or a place."""
-    return type(v) is str and _ENUM_WORDS.fullmatch(v) is not None
+    """Code words (``pending``, ``on hold``, ``awaiting_payment``; ``SHIPPED``, ``IN_TRANSIT``): a program's
+    vocabulary, not a name or a place. Upper-case codes of two or three letters (``CA``, ``USD``, ``JFK``)
+    name places and things as often as states, so they are not."""
+    return type(v) is str and (_ENUM_WORDS.fullmatch(v) is not None or _CODE_WORDS.fullmatch(v) is not None)
 
 
 _LISTING_PIECE = re.compile(r"[^\s,;]{1,32}")

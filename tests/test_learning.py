@@ -709,3 +709,32 @@ def test_a_forge_keeps_one_file_for_a_value_said_twice_and_two_values_in_either_
         assert len(forge.skills()) == 1, [s.name for s in forge.skills()]
         assert check(forge, "Hi. Send the 720 model to cy.diaz at office 410.", world).result.source == "skill"
         assert check(forge, "Hi. Send the 720 model to di.eng at office 720.", world).result.source == "skill"
+
+
+def test_upper_case_code_words_are_a_vocabulary_and_two_letter_codes_are_names() -> None:
+    # five statuses of the order refunded, written as upper-case code words, all acted alike: still
+    # only those five (a status new in each of five runs is still a status, in any case); the
+    # customer's state (two-letter codes, a record the refund does not use) is an attribute
+    tools = {**TOOLS, "get_customer": ToolRef(module="shop", qualname="get_customer", read=True, params=("customer_id",))}
+
+    def with_customer(order_id: str, state: str, status: str) -> Trajectory:
+        order = {"id": order_id, "total": 40.0, "customer_id": f"C{order_id}", "status": status}
+        return Trajectory(
+            task=f"Refund order #{order_id}",
+            calls=[
+                Call(tool="get_order", args={"order_id": order_id}, result=order),
+                Call(tool="get_customer", args={"customer_id": f"C{order_id}"}, result={"id": f"C{order_id}", "state": state}),
+                Call(tool="refund", args={"order_id": order_id, "amount": 40.0}, result={"ok": True}),
+            ],
+            outcome=Outcome(ok=True, output=f"Refunded order {order_id}."),
+            tools=tools,
+        )
+
+    states = ["CA", "NY", "TX", "IL", "FL"][:ATTRIBUTE_RUNS]
+    statuses = ["PENDING", "PROCESSING", "CONFIRMED", "AWAITING_PAYMENT", "ON HOLD"][:ATTRIBUTE_RUNS]
+    spec, source = learn([with_customer(str(i), s, t) for i, (s, t) in enumerate(zip(states, statuses, strict=True), 1)])
+    body = source.split("def refund_order", 1)[1]
+    assert f"# not guarded: customer['state'] took {ATTRIBUTE_RUNS} different values in {ATTRIBUTE_RUNS} runs" in body, body
+    assert "order['status'] in (" in body, body
+    assert prove_all(source, spec, [with_customer("9", "WA", "PROCESSING")]) is None
+    assert prove_all(source, spec, [with_customer("9", "WA", "SHIPPED")]) is not None
