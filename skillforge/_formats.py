@@ -28,7 +28,7 @@ from ._spec import DictOf, Expr, Fmt, Guard, Len, ListOf, Neg, Param, Ref, Skill
 from ._trajectory import Trajectory
 from ._values import evaluate, refs_in
 
-__all__ = ["NUMBER_FORMATS", "SAID_FORMATS", "agreed_formats", "checked_at", "signs", "unformatted", "written_alike", "written_facts"]
+__all__ = ["NUMBER_FORMATS", "SAID_FORMATS", "agreed_formats", "checked_at", "signs", "unformatted", "written_alike", "written_facts", "written_later"]
 
 # how answers write numbers besides ``str``, likeliest first (lifting tries them in this order)
 NUMBER_FORMATS: dict[type, tuple[str, ...]] = {float: (".2f", ",.2f"), int: (",",)}
@@ -142,6 +142,23 @@ def written_alike(specs: list[SkillSpec], runs: list[Trajectory]) -> list[SkillS
 def signs(steps: Any) -> frozenset[Expr]:
     """The values whose sign a fact of ``steps`` (each a ``Step``, or a list of its guards) guards."""
     return frozenset(Ref(i, g.path) for i, st in enumerate(steps) for g in (st.guards if isinstance(st, Step) else st) if g.kind == "sign")
+
+
+def written_later(spec: SkillSpec, upto: int, at: int) -> SkillSpec:
+    """``spec`` with the ``written`` facts of its steps before ``upto`` checked after step ``at`` instead:
+    where runs that made the same write gave two answers, what one answer leaves open is a fact of
+    that answer's branch, known to be taken only after the write (another answer's runs may have
+    values it would refuse: their own answer writes none of them)."""
+    moved = [g for st in spec.steps[:upto] for g in (*st.pre, *st.guards) if g.kind == "written"]
+    if not moved:
+        return spec
+    steps = [
+        replace(st, guards=tuple(g for g in st.guards if g.kind != "written"), pre=tuple(g for g in st.pre if g.kind != "written"))
+        if i < upto else st
+        for i, st in enumerate(spec.steps)
+    ]
+    steps[at] = replace(steps[at], guards=(*steps[at].guards, *(g for g in moved if g not in steps[at].guards)))
+    return replace(spec, steps=tuple(steps))
 
 
 def _reguarded(step: Step, i: int, placed: list[tuple[int, Guard]]) -> Step:

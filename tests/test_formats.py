@@ -120,6 +120,25 @@ def test_an_amount_a_write_is_given_in_a_text_is_guarded_before_the_write() -> N
     assert served(spec, run("KB", 73.69, noted=True)) is None
 
 
+def test_runs_of_one_write_and_two_answers_guard_each_answer_in_its_own_branch() -> None:
+    tools = {**TOOLS, "pay_order": ToolRef(module="shop", qualname="pay_order", params=("order_id",))}
+
+    def paid(order_id: str, amount: float, ok: bool) -> Trajectory:
+        order = {"id": order_id, "status": "pending", "payments": [{"amount": amount, "method": "card"}]}
+        result = {"ok": True} if ok else {"ok": False, "error": "the card was declined"}
+        said = f"Order {order_id} is paid; ${amount:,.2f} moved." if ok else f"I could not pay order {order_id}: {result['error']}."
+        return Trajectory(task=f"Pay order #{order_id}", tools=tools, outcome=Outcome(ok=True, output=said), calls=[
+            Call(tool="get_order", args={"order_id": order_id}, result=order),
+            Call(tool="pay_order", args={"order_id": order_id}, result=result),
+        ])
+
+    # the runs that were declined quote no amount: theirs of 1,500 shows nothing of how the other answer writes it
+    spec = learned(paid("KA", 42.5, True), paid("KB", 317.25, True), paid("KC", 88.0, False), paid("KD", 1500.0, False))
+    assert spec.early and any(g.kind == "written" for g in spec.early[0].guards[-1])  # in the branch, after the write
+    assert handed_over(served(spec, paid("KE", 2073.69, True)))
+    assert served(spec, paid("KE", 2073.69, False)) is None and served(spec, paid("KE", 73.69, True)) is None
+
+
 # -- through a Forge, shadowed by the agent alone -------------------------------------------------------
 
 
