@@ -163,6 +163,9 @@ def test_a_forge_hands_over_an_amount_of_a_thousand_or_more_then_learns_how_it_i
     harness.learn(forge, "Please cancel my order #5.", _world("5", 42.5))
     served_small = harness.check(forge, "Please cancel my order #6.", _world("6", 317.2))
     assert served_small.result.source == "skill", served_small.describe()  # under 1,000: served
+    probes.load(_world("7", 2073.69))
+    why = str(forge.explain("Please cancel my order #7.", run=True))  # the guard, and the two ways it writes the amount
+    assert "stopped by a guard" in why and "= '2073.69'" in why and "= '2,073.69'" in why, why
     big = harness.check(forge, "Please cancel my order #7.", _world("7", 2073.69))  # the agent's "$2,073.69"
     assert big.result.source in ("agent", "skill+agent") and big.result.learned, big.describe()
     again = harness.check(forge, "Please cancel my order #8.", copy.deepcopy(_world("8", 1996.55)))
