@@ -28,7 +28,10 @@ from ._spec import DictOf, Expr, Fmt, Guard, Len, ListOf, Neg, Param, Ref, Skill
 from ._trajectory import Trajectory
 from ._values import evaluate, refs_in
 
-__all__ = ["NUMBER_FORMATS", "SAID_FORMATS", "agreed_formats", "checked_at", "signs", "unformatted", "written_alike", "written_facts", "written_later"]
+__all__ = [
+    "NUMBER_FORMATS", "SAID_FORMATS", "agreed_formats", "checked_at", "signs", "unformatted", "written_alike", "written_facts",
+    "written_later",
+]
 
 # how answers write numbers besides ``str``, likeliest first (lifting tries them in this order)
 NUMBER_FORMATS: dict[type, tuple[str, ...]] = {float: (".2f", ",.2f"), int: (",",)}
@@ -90,7 +93,9 @@ def written_facts(tops: list[Expr], worlds: list[World], signed: frozenset[Expr]
         if not values or any(v is None for v in values):
             continue
         said = isinstance(expr, Param)
-        formats = tuple(f for f in _ways(values[0], said) if all(f in _ways(v, said) and _written(v, f) == _written(v, own) for v in values))
+        formats = tuple(
+            f for f in _ways(values[0], said) if all(f in _ways(v, said) and _written(v, f) == _written(v, own) for v in values)
+        )
         if own not in formats or any(_written(v, own) is None for v in values):
             continue  # written in a way lifting does not offer: nothing to compare it with
         unsigned = not isinstance(expr, Len) and expr not in signed and all(v >= 0 for v in values)
@@ -141,7 +146,8 @@ def written_alike(specs: list[SkillSpec], runs: list[Trajectory]) -> list[SkillS
 
 def signs(steps: Any) -> frozenset[Expr]:
     """The values whose sign a fact of ``steps`` (each a ``Step``, or a list of its guards) guards."""
-    return frozenset(Ref(i, g.path) for i, st in enumerate(steps) for g in (st.guards if isinstance(st, Step) else st) if g.kind == "sign")
+    guards = [st.guards if isinstance(st, Step) else st for st in steps]
+    return frozenset(Ref(i, g.path) for i, gs in enumerate(guards) for g in gs if g.kind == "sign")
 
 
 def written_later(spec: SkillSpec, upto: int, at: int) -> SkillSpec:
@@ -152,11 +158,7 @@ def written_later(spec: SkillSpec, upto: int, at: int) -> SkillSpec:
     moved = [g for st in spec.steps[:upto] for g in (*st.pre, *st.guards) if g.kind == "written"]
     if not moved:
         return spec
-    steps = [
-        replace(st, guards=tuple(g for g in st.guards if g.kind != "written"), pre=tuple(g for g in st.pre if g.kind != "written"))
-        if i < upto else st
-        for i, st in enumerate(spec.steps)
-    ]
+    steps = [_reguarded(st, i, []) if i < upto else st for i, st in enumerate(spec.steps)]
     steps[at] = replace(steps[at], guards=(*steps[at].guards, *(g for g in moved if g not in steps[at].guards)))
     return replace(spec, steps=tuple(steps))
 
