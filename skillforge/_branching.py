@@ -14,6 +14,7 @@ import logging
 from dataclasses import replace
 from typing import Any
 
+from ._formats import written_later
 from ._guards import MISSING, fact_key, observe
 from ._merging import _DOMAINS, _SWITCHES, _aligned, _pooled, _said_texts, merge
 from ._records import folded_as
@@ -121,6 +122,7 @@ def _after_write(
     first, other = sorted(groups, key=lambda ks: ks[0])
     w = next(i for i, st in enumerate(specs[0].steps) if not specs[0].tools[st.tool].read)
     last = len(specs[0].steps) - 1
+    specs = [written_later(spec, w, last) for spec in specs]  # how each answer writes a number: in its own branch
     if any(not specs[0].tools[st.tool].read for st in specs[0].steps[w + 1 :]):
         return None  # a later write would be made before the facts of what the first returned are checked
     if any(s.kind == CHOICE and len({tuple(_said_texts(spec, s.name)) for spec in specs}) > 1 for s in specs[0].slots):

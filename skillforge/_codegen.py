@@ -277,6 +277,15 @@ class _Renderer:
             case "apart":
                 a, b = (self.expr(e) for e in g.value)
                 return f"require({a} != {b}, {f'{a} differs from {b}, as when learned'!r})"
+            case "written":  # a number the answer writes, where the runs did not show how it is written
+                expr, formats, unsigned = g.value
+                code = self.expr(expr)
+                conds = [f"{code} >= 0"] if unsigned else []
+                if formats:
+                    conds.append(" == ".join(f"format({code}, {f!r})" if f else f"str({code})" for f in formats))
+                shown = [*(["not negative"] if unsigned else []), *([f"written alike by {_listed(formats)}"] if formats else [])]
+                why = f"{code} is {' and '.join(shown)}, as every learned value was: no run shows how the answer writes others"
+                return f"require({' and '.join(conds)}, {why!r})"
             case "check":
                 return f"require(check({var}, {_sorted_keys(g.value)!r}{step_args}), 'its pre-check matches the learned run')"
             case "postcheck":
@@ -433,7 +442,7 @@ class _Renderer:
         var = self.spec.steps[i].var
         if var:
             return [self.guard(var, g, "") for g in guards]
-        return [self.guard("", g, "") for g in guards if g.kind in ("agree", "apart")]
+        return [self.guard("", g, "") for g in guards if g.kind in ("agree", "apart", "written")]
 
     def call(self, i: int, guards: bool = True) -> list[str]:
         step = self.spec.steps[i]
@@ -498,6 +507,12 @@ def _literal(kind: str, value: Any) -> str:
     if kind == "pin" and type(value) is tuple:  # a dict or list pinned whole, made hashable to merge
         return repr(_sorted_keys(_unhashable(value)))
     return repr(value)
+
+
+def _listed(formats: tuple[str, ...]) -> str:
+    """Format specs as a sentence says them: ``str``, ``'.2f'`` and ``',.2f'``."""
+    said = ["str" if f == "" else repr(f) for f in formats]
+    return ", ".join(said[:-1]) + f" and {said[-1]}" if len(said) > 1 else said[0]
 
 
 def _unhashable(value: Any) -> Any:

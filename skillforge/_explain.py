@@ -463,7 +463,7 @@ def _short(value: Any) -> str:
 # the functions a guard's values are computed with here: pure, and each call already made (with the same
 # values, within the sandbox's budgets) by the condition that failed
 _PURE: dict[str, Any] = {
-    "len": len, "sorted": sorted, "str": str, "int": int, "float": float, "abs": abs, "min": min, "max": max,
+    "len": len, "sorted": sorted, "str": str, "int": int, "float": float, "abs": abs, "min": min, "max": max, "format": format,
     "bool": bool, "values": runtime.values, "pick": runtime.pick, "rank": runtime.rank, "near": runtime.near,
     "has": runtime.has, "lines": runtime.lines,
 }

@@ -24,7 +24,8 @@ from ._lists import substitute
 from ._library import MetaCache, SkillFile, content_key, skill_from
 from ._held import HeldRuns
 from ._lifting import discover_template, lift
-from ._numbers import NUMBER_RUNS, unformatted
+from ._formats import unformatted
+from ._numbers import NUMBER_RUNS
 from ._records import optional_widened, records_widened
 from ._spec import Const, Each, Join, Param, Select, SkillSpec
 from ._template import LIST, MAX_TASK_CHARS, TaskTemplate, literal_tokens

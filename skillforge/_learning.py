@@ -9,7 +9,9 @@ that take more parameters are variants learned from their own runs (``_variants`
 
 A number the answers say as text that nothing explains is learned as text where enough runs of
 other worlds say it in the same place (``_numbers``, checked on the runs each time); amounts the
-runs wrote in two formats that one format fits ($99.99 and $1,042.50) are written in that one.
+runs wrote in two formats that one format fits ($99.99 and $1,042.50) are written in that one, and
+a number the runs leave open how to write (every amount under 1,000) is guarded to where every way
+they fit writes it alike (``_formats``).
 """
 
 from __future__ import annotations
@@ -24,8 +26,9 @@ from ._lifting import Rejected, Site, expr_at, lift
 from ._joins import alone, listed_alike, settled, shown
 from ._merging import ATTRIBUTE_RUNS, CONTEXT_RUNS, merge
 from ._lists import joined_picks, substitute
+from ._formats import agreed_formats, unformatted, written_alike
 from ._names import named
-from ._numbers import Places, agreed_formats, lift_said, number_evidence, unformatted
+from ._numbers import Places, lift_said, number_evidence
 from ._spec import Expr, Param, SkillSpec
 from ._template import LIST, PHRASING, TaskTemplate
 from ._trajectory import Trajectory
@@ -99,6 +102,10 @@ def spec_from_runs(
         specs[k] = one
     specs = _picked_alike(specs, template)
     specs = agreed_formats(specs, runs)  # $99.99 and $1,042.50: one way to write amounts
+    alike = written_alike(specs, runs)  # and where no run shows which, only amounts every way writes alike
+    if isinstance(alike, str):
+        return Rejected(alike)
+    specs = alike
     if places and (why := number_evidence(specs, runs, places)) is not None:
         return Rejected(why)
     extra = tuple((t.text, t.slots) for t in phrasings)

@@ -26,6 +26,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ._formats import NUMBER_FORMATS, SAID_FORMATS, checked_at, signs, written_facts
 from ._guards import derive_guards
 from ._lists import Listing, each_guards, mentions
 from ._names import checked_ids
@@ -169,7 +170,7 @@ class _Lifter(Selecting, Listing):
     def _quotable(self, value: Any, param: Param) -> None:
         """A task value as an answer may quote it: as is, and a float also as ``10`` or ``10.5`` (``.15g``) and ``10.50``."""
         self.scalars.append((str(value), param, 0, ""))
-        for spec in (*_NUMBER_FORMATS.get(type(value), ()), *((".15g",) if type(value) is float else ())):
+        for spec in (*NUMBER_FORMATS.get(type(value), ()), *(SAID_FORMATS if type(value) is float else ())):
             if type(value) is float or format(value, spec) != str(value):
                 self.scalars.append((format(value, spec), param, 0, spec))
 
@@ -193,7 +194,7 @@ class _Lifter(Selecting, Listing):
                 self.index[key] = (call, path)
                 if _is_scalar(v) and (type(v) is not str or len(v) >= 2):
                     self.scalars.append((str(v), Ref(call, path), 1 + call, ""))
-                    for spec in _NUMBER_FORMATS.get(type(v), ()):  # a money amount is written 42.50 first
+                    for spec in NUMBER_FORMATS.get(type(v), ()):  # a money amount is written 42.50 first
                         if type(v) is float or format(v, spec) != str(v):
                             self.scalars.append((format(v, spec), Ref(call, path), 1 + call, spec))
             if type(v) is list and v and not _under_list(path) and all(_is_scalar(e) for e in v):
@@ -712,7 +713,6 @@ def _params_used(raw_steps: list[tuple[str, tuple[tuple[str, Expr], ...]]], outp
     return {e.name for top in [e for _t, a in raw_steps for _k, e in a] + [output] for e in walk_exprs(top) if isinstance(e, Param)}
 
 
-_NUMBER_FORMATS: dict[type, tuple[str, ...]] = {float: (".2f", ",.2f"), int: (",",)}  # how answers write numbers, likeliest first
 _DIGITS_IN_WORD = (r"(?<!\d)(?<!\d[.,])", r"(?!\d|[.,]\d)")  # a digit run may sit inside a code: INC-{n}
 
 
@@ -1051,6 +1051,12 @@ def lift(
     agreed = [{*g.value} for gs in guards for g in gs if g.kind == "agree"]
     for gs in guards:  # an agreement already says the two are equal
         gs[:] = [g for g in gs if g.kind != "cmp" or {g.value[1], Ref(g.value[0], g.path)} not in agreed]
+    written: list[Guard] = []  # how a number is written, where the run left it open: before the first call if it writes
+    for fact in written_facts(tops, [([c.result for c in traj.calls], bound)], signs(guards)):
+        at = checked_at(fact, [traj.tools[t].read for t, _a in raw_steps])
+        if at is None:
+            return Rejected(f"the answer writes {fact.value[0]!r}, and no call comes before it to check how")
+        (written if at < 0 else guards[at]).append(fact)
     compared = {g.value[0] for gs in guards for g in gs if g.kind in ("cmp", "same")}  # results a comparison reads
     compared |= {r.call for gs in guards for g in gs if g.kind == "cmp" for r in refs_in(g.value[1])}
     namer = _Namer(lifter.namer.taken)
@@ -1071,7 +1077,8 @@ def lift(
             args=a,
             var=var_of.get(i),
             guards=tuple(guards[i]),
-            pre=(*(pre_first if i == 0 else ()), *((Guard("check", (), traj.calls[i].pre),) if traj.tools[t].check else ())),
+            pre=(*(pre_first if i == 0 else ()), *((Guard("check", (), traj.calls[i].pre),) if traj.tools[t].check else ()),
+                 *(written if i == 0 else ())),
             post=(Guard("postcheck", (), traj.calls[i].post),) if traj.tools[t].post_check else (),
             each=eaches[i],
         )

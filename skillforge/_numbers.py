@@ -18,25 +18,22 @@ where the answer reads them, and the number did not.
   world, as dropping a fact is; two worlds in which a small computed number (a count of the
   items that pass a filter) coincides are common, three much less.
 
-Also here, how an answer writes a number: lifting writes $99.99 with ``.2f`` (the first format that
-fits) and $1,042.50 with ``,.2f``; runs of one program on both sides of 1,000 are written with the
-format that fits every run (``agreed_formats``), and compared ignoring it (``unformatted``).
+How an answer writes a number (``$99.99`` or ``$1,042.50``) is ``_formats``'s.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
 from typing import Any
 
 from ._lifting import Rejected
 from ._records import folded_as
 from ._runchecks import unexplained_numbers
-from ._spec import DictOf, Fmt, Join, Len, ListOf, Param, SkillSpec
+from ._spec import Fmt, Join, Len, Param, SkillSpec
 from ._trajectory import Trajectory, canonical_json
 from ._values import evaluate, refs_in, walk_exprs
 
-__all__ = ["NUMBER_RUNS", "Places", "agreed_formats", "lift_said", "number_evidence", "unformatted"]
+__all__ = ["NUMBER_RUNS", "Places", "lift_said", "number_evidence"]
 
 NUMBER_RUNS = 3  # runs of other worlds that say a number in one place before it is learned as text
 
@@ -99,91 +96,3 @@ def _quoted(spec: SkillSpec, run: Trajectory) -> str | None:
         except (KeyError, ValueError, IndexError, TypeError):
             values.append([canonical_json(results[r.call]) for r in refs_in(hole)])  # what it reads, whole
     return canonical_json(values) if values else None
-
-
-# -- how an answer writes a number: 99.99 is written alike by '.2f' and ',.2f', 1,042.50 only by ',.2f' ----------
-
-_ALIKE = {",.2f": ".2f", ",": ""}  # a format → the one that writes numbers under 1,000 alike (what lifting picks first)
-
-
-def unformatted(expr: Any) -> Any:
-    """``expr`` (an answer, or a call's arguments) with every number format that writes small numbers as
-    another does written as that one: what two runs that quoted 99.99 and 1,042.50 have in common."""
-    if isinstance(expr, tuple):
-        return tuple(unformatted(x) for x in expr)
-    if isinstance(expr, Fmt):
-        return Fmt(tuple(p if isinstance(p, str) else (unformatted(p[0]), _ALIKE.get(p[1], p[1])) for p in expr.parts))
-    if isinstance(expr, ListOf):
-        return ListOf(tuple(unformatted(x) for x in expr.items))
-    if isinstance(expr, DictOf):
-        return DictOf(tuple((k, unformatted(x)) for k, x in expr.items))
-    return expr
-
-
-def agreed_formats(specs: list[SkillSpec], runs: list[Trajectory]) -> list[SkillSpec]:
-    """The runs' answers written with one number format where they differ only in how they write numbers
-    and one format writes every run's value as that run wrote it: a run that wrote $99.99 could have
-    used ``,.2f`` as well, one that wrote $1,042.50 could not have used ``.2f``. (``specs[i]`` is lifted
-    from ``runs[i]``; a hole no format fits in every run keeps the runs' own, and them apart.)"""
-    groups: dict[Any, list[int]] = {}
-    for k, spec in enumerate(specs):
-        groups.setdefault(unformatted(spec.output), []).append(k)
-    out = list(specs)
-    for ks in groups.values():
-        if len({specs[k].output for k in ks}) < 2:
-            continue
-        holes = {k: _holes(specs[k].output) for k in ks}
-        chosen: list[str | None] = []
-        for i in range(len(holes[ks[0]])):
-            used = sorted({holes[k][i][1] for k in ks}, key=lambda f: (f in _ALIKE.values(), f))  # ',.2f' first
-            chosen.append(next((f for f in used if all(_writes_alike(specs[k], runs[k], *holes[k][i], f) for k in ks)), None)
-                          if len(used) > 1 else None)
-        if any(f is not None for f in chosen):
-            for k in ks:
-                out[k] = replace(specs[k], output=_respecced(specs[k].output, iter(chosen)))
-    return out
-
-
-def _holes(expr: Any) -> list[tuple[Any, str]]:
-    """The ``(expr, format)`` holes of an answer's texts, in order (inner texts' after their own)."""
-    if isinstance(expr, Fmt):
-        out: list[tuple[Any, str]] = []
-        for p in expr.parts:
-            if not isinstance(p, str):
-                out.append(p)
-                out.extend(_holes(p[0]))
-        return out
-    if isinstance(expr, ListOf):
-        return [h for x in expr.items for h in _holes(x)]
-    if isinstance(expr, DictOf):
-        return [h for _k, x in expr.items for h in _holes(x)]
-    return []
-
-
-def _respecced(expr: Any, chosen: Any) -> Any:
-    """``expr`` with its holes' formats (in ``_holes`` order) replaced where ``chosen`` says one."""
-    if isinstance(expr, Fmt):
-        parts: list[Any] = []
-        for p in expr.parts:
-            if isinstance(p, str):
-                parts.append(p)
-                continue
-            f = next(chosen)
-            parts.append((_respecced(p[0], chosen), p[1] if f is None else f))
-        return Fmt(tuple(parts))
-    if isinstance(expr, ListOf):
-        return ListOf(tuple(_respecced(x, chosen) for x in expr.items))
-    if isinstance(expr, DictOf):
-        return DictOf(tuple((k, _respecced(x, chosen)) for k, x in expr.items))
-    return expr
-
-
-def _writes_alike(spec: SkillSpec, run: Trajectory, hole: Any, own: str, other: str) -> bool:
-    """Whether format ``other`` writes the value of ``hole`` in ``run`` as the run's own format ``own`` did."""
-    run = folded_as(run, [st.each for st in spec.steps], spec.examples)
-    try:
-        value = len(evaluate(hole.seq, [c.result for c in run.calls], spec.examples)) if isinstance(hole, Len) else (
-            evaluate(hole, [c.result for c in run.calls], spec.examples))
-        return type(value) in (int, float) and type(value) is not bool and format(value, own) == format(value, other)
-    except (KeyError, ValueError, IndexError, TypeError):
-        return False

@@ -16,7 +16,7 @@ from .conftest import copy_db
 
 # pairs of tickets whose worlds agree on what the agent's decision hinges on (status, stock, ...)
 WORKFLOWS = [
-    ("Refund order #1001", "Refund order #1005"),  # totals of one scale (125.75, 154.50)
+    ("Refund order #1005", "Refund order #1001"),  # totals of one scale (154.50, 125.75: the first shows two decimals)
     ("Where is my order #1002?", "Where is my order #1010?"),
     ("Please ship order #1006 to 12 Elm Street, Springfield instead.", "Please ship order #1040 to 7 Mill Lane, Lakeside instead."),
     ("Change the email of customer C-104 to sam1@example.org", "Change the email of customer C-111 to kim77@example.org"),
@@ -55,11 +55,11 @@ def test_second_task_of_a_seen_shape_is_served_by_the_skill_with_the_agents_call
 
 def test_a_learned_skill_is_written_once_and_reused(desk_db: Path, make_forge) -> None:
     forge = make_forge()
-    forge.solve("Refund order #1001")
+    forge.solve("Refund order #1005")
     files = sorted(p.name for p in forge.skills_dir.glob("*.py"))
     assert files == ["__init__.py", "refund_order.py"]  # the skill, and the package that exports it
     assert len(list((forge.skills_dir / "runs").glob("*.json"))) == 1
-    for order in ("1005", "1016", "1023"):  # delivered, like 1001, and a total of three digits
+    for order in ("1001", "1016", "1023"):  # delivered, like 1005, and a total of three digits (154.50: two decimals)
         assert forge.solve(f"Refund order #{order}").source == "skill"
     assert sorted(p.name for p in forge.skills_dir.glob("*.py")) == files
 
