@@ -1,0 +1,173 @@
+"""Which facts a branch is taken on, and which facts each branch checks.
+
+A payment moved to another card says where the old charge goes back ("your PayPal account", "your
+gift card"): the record the order's payment names decides it, not the state the customer lives
+in. Runs that made the same calls and answered two ways branch on that record's kind, and each
+branch checks what its own runs read before the write: a world neither group showed is handed
+over, never answered as the other group's.
+
+A request for the card an order was paid with already ("already paid with your mastercard")
+stops after the reads; the runs that paid read the order's payment and the record it names. The
+branch that stopped is checked on those facts too (they are facts of its runs' worlds as well):
+a customer whose order was paid otherwise is never told it already was.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from skillforge._antiunify import generalize
+from skillforge._codegen import render_skill
+from skillforge._compile import prove_all
+from skillforge._learning import spec_from_runs
+from skillforge._lifting import Rejected, discover_template
+from skillforge._template import TaskTemplate
+from skillforge._trajectory import Call, Outcome, ToolRef, Trajectory
+
+TOOLS = {
+    "find_user": ToolRef(module="shop", qualname="find_user", read=True, params=("name",)),
+    "get_user": ToolRef(module="shop", qualname="get_user", read=True, params=("user_id",)),
+    "get_order": ToolRef(module="shop", qualname="get_order", read=True, params=("order_id",)),
+    "pay_with": ToolRef(module="shop", qualname="pay_with", params=("order_id", "method_id")),
+}
+KINDS = {"paypal": "your PayPal account", "gift_card": "your gift card"}
+
+
+def user(name: str, state: str, methods: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"user_id": f"{name}_1", "address": {"city": "Springfield", "state": state},
+            "methods": {m["id"]: m for m in methods}}
+
+
+def card(brand: str, n: int) -> dict[str, Any]:
+    return {"id": f"card_{7340000 + n}", "source": "credit_card", "brand": brand, "last_four": f"{n:04d}"}
+
+
+def other(source: str, n: int) -> dict[str, Any]:
+    return {"id": f"{source}_{7340000 + n}", "source": source}
+
+
+def order(order_id: str, state: str, paid_with: str, amount: float) -> dict[str, Any]:
+    return {"order_id": order_id, "status": "pending", "address": {"city": "Springfield", "state": state},
+            "payments": [{"kind": "payment", "amount": amount, "method_id": paid_with}]}
+
+
+def pay_run(name: str, order_id: str, last_four: str, customer: dict[str, Any], placed: dict[str, Any]) -> Trajectory:
+    """The agent moves the order's payment onto the card asked for, and says where the old charge goes."""
+    new = next(m for m in customer["methods"].values() if m.get("last_four") == last_four)
+    paid = placed["payments"][0]
+    old = customer["methods"][paid["method_id"]]
+    moved = {**placed, "payments": [*placed["payments"], {"kind": "payment", "amount": paid["amount"], "method_id": new["id"]},
+                                    {"kind": "refund", "amount": paid["amount"], "method_id": old["id"]}]}
+    calls = [
+        Call(tool="find_user", args={"name": name}, result=customer["user_id"]),
+        Call(tool="get_user", args={"user_id": customer["user_id"]}, result=customer),
+        Call(tool="get_order", args={"order_id": order_id}, result=placed),
+        Call(tool="pay_with", args={"order_id": order_id, "method_id": new["id"]}, result=moved),
+    ]
+    output = (f"Order {order_id} is now paid with your card ending in {last_four}; the ${paid['amount']:.2f} charged to "
+              f"{KINDS[old['source']]} will be refunded.")
+    return Trajectory(task=f"I'm {name}. Pay order {order_id} with my card ending in {last_four} instead.", calls=calls,
+                      outcome=Outcome(ok=True, output=output), tools=TOOLS)
+
+
+def moved(name: str, n: int, state: str, old: str, amount: float = 40.0) -> Trajectory:
+    """``name`` (of ``state``) moves order W<n>, paid with their ``old`` method, onto their card."""
+    methods = [card("visa", n), other(old, n)]
+    return pay_run(name, f"W{n}", f"{n:04d}", user(name, state, methods), order(f"W{n}", state, f"{old}_{7340000 + n}", amount))
+
+
+def learned(runs: list[Trajectory]) -> Any:
+    """The skill of ``runs`` under the template their tasks have in common."""
+    found = [discover_template(run) for run in runs]
+    assert all(isinstance(t, TaskTemplate) for t in found)
+    template = max(found, key=lambda t: len(t.slots))  # the one that names the most, widened by the others
+    for one in found:
+        template = generalize(template, one) or template
+    return spec_from_runs(runs, name="pay_order", template=template)
+
+
+def served_or_handed_over(source: str, spec: Any, world: Trajectory) -> bool:
+    """True where the skill answers ``world`` as the agent did, False where a guard hands it over; a
+    skill that answers otherwise fails the test (a wrong replay)."""
+    why = prove_all(source, spec, [world])
+    assert why is None or "a guard fails" in str(why), why
+    return why is None
+
+
+def test_two_answers_after_a_write_branch_on_the_record_the_payment_names_not_on_a_state() -> None:
+    # the gift card's customer lives in TX, the PayPal customer in CA: the state tells the runs apart
+    # too, but the old payment's kind is what the answers follow
+    runs = [moved("ana", 11, "TX", "gift_card"), moved("bo", 12, "CA", "paypal")]
+    spec = learned(runs)
+    assert not isinstance(spec, Rejected) and len(spec.early) == 1
+    source = render_skill(spec)
+    body = source.split("def pay_order", 1)[1]
+    branch = body.split("pay_with_result = pay_with(", 1)[1].split("\n    if ", 1)[1].split("\n", 1)[0]
+    assert branch.startswith("(pick(user_2['methods'], 'id', order['payments'][0]['method_id'])['source']) in ("), branch
+    assert prove_all(source, spec, runs) is None
+    # worlds like each group's runs': answered as the agent answers them
+    assert served_or_handed_over(source, spec, moved("cy", 13, "TX", "gift_card", amount=55.0))
+    assert served_or_handed_over(source, spec, moved("dee", 14, "CA", "paypal", amount=70.0))
+
+
+def test_each_branch_after_a_write_checks_what_its_own_runs_read_before_it() -> None:
+    runs = [moved("ana", 11, "TX", "gift_card"), moved("bo", 12, "CA", "paypal")]
+    spec = learned(runs)
+    source = render_skill(spec)
+    # each state and each kind of old payment was seen, but never together: before the write the skill
+    # checks what the runs showed as a whole (either state, either kind), after it the branch taken
+    # checks what its own runs read, and hands over: never the other group's answer
+    for world in (moved("cy", 13, "CA", "gift_card"), moved("dee", 14, "TX", "paypal")):
+        assert not served_or_handed_over(source, spec, world)
+    body = source.split("def pay_order", 1)[1]
+    after = body.split("pay_with_result = pay_with(", 1)[1]
+    assert "require(user_2['address']['state'] == 'TX'" in after.split("return ", 1)[0]  # the gift card runs' state
+    assert "require(user_2['address']['state'] == 'CA'" in after.split("return ", 1)[1]  # the PayPal runs'
+
+
+# -- a request that stopped after the reads, beside runs that read the order's payment and paid --
+
+
+def label(m: dict[str, Any]) -> str:
+    return f"your {m['brand']} ending in {m['last_four']}" if m["source"] == "credit_card" else KINDS[m["source"]]
+
+
+def switch_run(name: str, n: int, asked: str, methods: list[dict[str, Any]], paid_with: int) -> Trajectory:
+    """The agent pays order W<n> with the method ``asked`` names (a brand, or "paypal"), or says it is paid so already."""
+    customer = user(name, "TX", methods)
+    placed = order(f"W{n}", "TX", methods[paid_with]["id"], 40.0)
+    new = next(m for m in methods if asked in (m["source"], m.get("brand")))
+    old = methods[paid_with]
+    calls = [
+        Call(tool="find_user", args={"name": name}, result=customer["user_id"]),
+        Call(tool="get_user", args={"user_id": customer["user_id"]}, result=customer),
+        Call(tool="get_order", args={"order_id": f"W{n}"}, result=placed),
+    ]
+    if new["id"] == old["id"]:
+        output = f"Order W{n} is already paid with {label(new)}; nothing to change."
+    else:
+        calls.append(Call(tool="pay_with", args={"order_id": f"W{n}", "method_id": new["id"]}, result={**placed, "status": "pending"}))
+        output = f"Order W{n} is now paid with {label(new)}; the $40.00 charged to {label(old)} will be refunded."
+    return Trajectory(task=f"I'm {name}. Pay order W{n} with my {asked} instead.", calls=calls,
+                      outcome=Outcome(ok=True, output=output), tools=TOOLS)
+
+
+def test_a_branch_that_stopped_checks_the_facts_the_other_branch_read_of_its_runs_worlds() -> None:
+    # ana asked for the card her order was paid with; bo and cy for another method: they paid
+    runs = [
+        switch_run("ana", 21, "mastercard", [card("mastercard", 21), other("paypal", 21)], paid_with=0),
+        switch_run("bo", 22, "paypal", [card("mastercard", 22), other("paypal", 22)], paid_with=0),
+        switch_run("cy", 23, "paypal", [card("visa", 23), other("paypal", 23)], paid_with=0),
+    ]
+    spec = learned(runs)
+    assert not isinstance(spec, Rejected) and len(spec.early) == 1
+    source = render_skill(spec)
+    assert prove_all(source, spec, runs) is None
+    early = source.split("def pay_order", 1)[1].split("\n    if ", 1)[1].split("\n        return ", 1)[0]
+    # the record the order's payment names, which the paying runs read, is a fact of ana's world too
+    assert "pick(user_2['methods'], 'id', order['payments'][0]['method_id'])" in early
+    # the card asked for, where the order was paid with PayPal: the agent pays; the skill never says "already paid"
+    paid_otherwise = switch_run("dee", 24, "mastercard", [card("mastercard", 24), other("paypal", 24)], paid_with=1)
+    assert not served_or_handed_over(source, spec, paid_otherwise)
+    # the card the order was paid with, asked for again: "already paid", as the agent says
+    assert served_or_handed_over(source, spec, switch_run("eve", 25, "mastercard", [card("mastercard", 25), other("paypal", 25)], paid_with=0))
