@@ -172,3 +172,128 @@ def test_a_branch_that_stopped_checks_the_facts_the_other_branch_read_of_its_run
     assert not served_or_handed_over(source, spec, paid_otherwise)
     # the card the order was paid with, asked for again: "already paid", as the agent says
     assert served_or_handed_over(source, spec, switch_run("eve", 25, "mastercard", [card("mastercard", 25), other("paypal", 25)], paid_with=0))
+
+
+# -- the same at the Forge: real tools over a shop the tests change between tasks --
+
+SHOP: dict[str, dict[str, Any]] = {"users": {}, "orders": {}}
+
+
+def get_user(name: str) -> dict:
+    """A customer: address and payment methods by id."""
+    return SHOP["users"][name]
+
+
+def get_order(order_id: str) -> dict:
+    """An order: status, address and payments."""
+    return SHOP["orders"][order_id]
+
+
+def pay_with(order_id: str, method_id: str) -> dict:
+    """Pay a pending order with another method; the old payment is refunded. Returns the order."""
+    placed = SHOP["orders"][order_id]
+    paid = placed["payments"][0]
+    placed["payments"] += [{"kind": "payment", "amount": paid["amount"], "method_id": method_id},
+                           {"kind": "refund", "amount": paid["amount"], "method_id": paid["method_id"]}]
+    return placed
+
+
+def shop_agent(tools: dict[str, Any]) -> Any:
+    import re
+
+    from tests.toolsets.safety import Tools
+
+    def agent(task: str, transcript: list | None = None) -> str:
+        t = Tools(tools, transcript)
+        m = re.fullmatch(r"I'm (\w+)\. Pay order (\S+) with my card ending in (\d{4}) instead\.", task)
+        if m is None:
+            raise ValueError(task)
+        name, order_id, last_four = m.groups()
+        customer, placed = t.get_user(name=name), t.get_order(order_id=order_id)
+        new = next(pm for pm in customer["methods"].values() if pm.get("last_four") == last_four)
+        old = customer["methods"][placed["payments"][0]["method_id"]]
+        amount = placed["payments"][0]["amount"]
+        t.pay_with(order_id=order_id, method_id=new["id"])
+        return (f"Order {order_id} is now paid with your card ending in {last_four}; the ${amount:.2f} charged to "
+                f"{KINDS[old['source']]} will be refunded.")
+
+    return agent
+
+
+def test_a_forge_never_answers_where_the_old_payment_went_as_another_customers_runs_did(tmp_path: Any) -> None:
+    from skillforge import Forge
+
+    forge = Forge(skills_dir=tmp_path / "skills", state_dir=tmp_path / "state", run_log=False)
+    tools = {"get_user": forge.tool(read=True)(get_user), "get_order": forge.tool(read=True)(get_order), "pay_with": forge.tool(pay_with)}
+    forge.agent = shop_agent(tools)
+
+    def ask(name: str, n: int, state: str, old: str) -> Any:
+        methods = [card("visa", n), other(old, n)]
+        SHOP["users"] = {name: user(name, state, methods)}
+        SHOP["orders"] = {f"W{n}": order(f"W{n}", state, methods[1]["id"], 30.0 + n)}
+        done = forge.solve(f"I'm {name}. Pay order W{n} with my card ending in {n:04d} instead.")
+        refunded = [p for p in SHOP["orders"][f"W{n}"]["payments"] if p["kind"] == "refund"]
+        assert len(refunded) == 1, SHOP["orders"][f"W{n}"]  # paid once, as the agent pays
+        assert done.output.endswith(f"charged to {KINDS[old]} will be refunded."), done.output
+        return done
+
+    try:
+        assert ask("ana", 11, "TX", "gift_card").source == "agent"
+        assert ask("bo", 12, "CA", "paypal").source in ("agent", "skill+agent")  # another state: learned as a branch
+        assert len(forge.skills()) == 1
+        assert ask("cy", 13, "TX", "gift_card").source == "skill"
+        assert ask("dee", 14, "CA", "paypal").source == "skill"
+        # a CA customer whose order was paid by gift card: no run showed that world; the skill pays (every
+        # run did, in worlds of each state and kind) and hands the answer over, never says "PayPal"
+        assert ask("eve", 15, "CA", "gift_card").source == "skill+agent"
+    finally:
+        forge.close()
+
+
+def test_a_forge_never_says_an_order_is_paid_so_already_where_it_was_paid_otherwise(tmp_path: Any) -> None:
+    import re
+
+    from skillforge import Forge
+    from tests.toolsets.safety import Tools
+
+    forge = Forge(skills_dir=tmp_path / "skills", state_dir=tmp_path / "state", run_log=False)
+    tools = {"get_user": forge.tool(read=True)(get_user), "get_order": forge.tool(read=True)(get_order), "pay_with": forge.tool(pay_with)}
+
+    def agent(task: str, transcript: list | None = None) -> str:
+        t = Tools(tools, transcript)
+        m = re.fullmatch(r"I'm (\w+)\. Pay order (\S+) with my (\w+) instead\.", task)
+        if m is None:
+            raise ValueError(task)
+        name, order_id, asked = m.groups()
+        customer, placed = t.get_user(name=name), t.get_order(order_id=order_id)
+        new = next(pm for pm in customer["methods"].values() if asked in (pm["source"], pm.get("brand")))
+        old = customer["methods"][placed["payments"][0]["method_id"]]
+        if new["id"] == old["id"]:
+            return f"Order {order_id} is already paid with {label(new)}; nothing to change."
+        t.pay_with(order_id=order_id, method_id=new["id"])
+        return f"Order {order_id} is now paid with {label(new)}; the $40.00 charged to {label(old)} will be refunded."
+
+    forge.agent = agent
+
+    def ask(name: str, n: int, asked: str, brand: str, paid_with: int) -> Any:
+        methods = [card(brand, n), other("paypal", n)]
+        SHOP["users"] = {name: user(name, "TX", methods)}
+        SHOP["orders"] = {f"W{n}": order(f"W{n}", "TX", methods[paid_with]["id"], 40.0)}
+        done = forge.solve(f"I'm {name}. Pay order W{n} with my {asked} instead.")
+        moved = len(SHOP["orders"][f"W{n}"]["payments"]) > 1
+        paid_as = (brand, "paypal")[paid_with]
+        assert moved == (asked != paid_as) and ("already paid" in done.output) == (not moved), (done.source, done.output)
+        return done
+
+    try:
+        # the card an order was paid with, asked for: "already paid"; PayPal asked for: paid with it
+        for k, (asked, brand) in enumerate([("mastercard", "mastercard"), ("paypal", "mastercard"), ("paypal", "visa"),
+                                            ("visa", "visa"), ("paypal", "visa"), ("mastercard", "mastercard")]):
+            ask(f"u{k}", 31 + k, asked, brand, paid_with=0)
+        assert any(done.source == "skill" for done in [ask("u6", 37, "paypal", "visa", paid_with=0),
+                                                       ask("u7", 38, "visa", "visa", paid_with=0)])
+        # the card asked for, where the order was paid with PayPal: the agent pays, and so does the skill or it hands over
+        for k, brand in enumerate(["mastercard", "visa"]):
+            assert ask(f"v{k}", 41 + k, brand, brand, paid_with=1).source in ("agent", "skill+agent")
+    finally:
+        forge.close()
