@@ -174,6 +174,35 @@ def test_a_branch_that_stopped_checks_the_facts_the_other_branch_read_of_its_run
     assert served_or_handed_over(source, spec, switch_run("eve", 25, "mastercard", [card("mastercard", 25), other("paypal", 25)], paid_with=0))
 
 
+
+def branded(name: str, n: int, brand: str, state: str = "TX") -> Trajectory:
+    """``moved``, where the task names the card by its brand too, and the answer says the brand as the card's record has it."""
+    run = moved(name, n, state, "gift_card")
+    methods = run.calls[1].result["methods"]
+    for m in methods.values():
+        if m["source"] == "credit_card":
+            m["brand"] = brand
+    said = brand.title()
+    return run.model_copy(update={
+        "task": run.task.replace("my card ending", f"my {said} card ending"),
+        "outcome": Outcome(ok=True, output=run.outcome.output.replace("your card ending", f"your {said} card ending")),
+    })
+
+
+def test_a_task_value_the_answers_own_text_repeats_is_pinned() -> None:
+    # "with my Mastercard card" answered "paid with your Mastercard card": the answer's text says the brand
+    # (as the record has it, title-cased), not the task's value; a task that names a Visa card is answered
+    # otherwise, so the skill takes Mastercard only
+    runs = [branded("ana", 11, "mastercard"), branded("bo", 12, "mastercard", "CA")]
+    spec = learned(runs)
+    assert not isinstance(spec, Rejected)
+    source = render_skill(spec)
+    assert prove_all(source, spec, runs) is None
+    assert "require(method_brand == 'mastercard'" in source
+    assert served_or_handed_over(source, spec, branded("cy", 13, "mastercard"))
+    assert not served_or_handed_over(source, spec, branded("dee", 14, "visa"))
+
+
 # -- the same at the Forge: real tools over a shop the tests change between tasks --
 
 SHOP: dict[str, dict[str, Any]] = {"users": {}, "orders": {}}
