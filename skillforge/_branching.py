@@ -1,10 +1,16 @@
 """Branching: runs of one template that acted in two ways or more → one skill with ``if``/``else``. Pure.
 
 Each way is merged on its own (``_merging.merge``), so each branch keeps exactly the guards its runs
-showed; a branch is taken on a fact that took other values in every run of one way than in any run
-of the other (``_telling_apart``), or on two facts together (``_two_telling``): the branch after the
-reads both ways made ("already a member"), a fork whose calls part there ("reset, and unlock too"),
-or the answer after a write that told them apart ("I could not change it").
+showed, with the facts the other ways' programs read of the calls both made where all its runs show
+them (``_lent``: the record an order's payment names, read by the runs that paid, is a fact of the
+world of a run that answered "already paid" too). A branch is taken on a fact that took other values
+in every run of one way than in any run of the other (``_telling_apart``: a relation of the task's
+values or a field of the record a value picks first, then a fact about what the runs act on before
+one of its context), or on two facts together (``_two_telling``): the branch after the reads both
+ways made ("already a member"), a fork whose calls part there ("reset, and unlock too"), or the
+answer after a write that told them apart ("I could not change it"). There, the reads before the
+write are checked as all the runs showed them together, and each branch checks its own runs' facts
+of them once it is known which is taken.
 """
 
 
@@ -318,10 +324,13 @@ def _lent(specs: list[SkillSpec], folded: list[Trajectory], mine: list[int], the
     for i, facts in enumerate(lent):
         have = {fact_key(h) for k in mine for h in specs[k].steps[i].guards}
         read = {h.path for k in mine for h in specs[k].steps[i].guards if h.kind == "has"}  # what the program passes on or quotes
-        for key in [key for key, g in facts.items() if key in have or g.path in read or any(
-                    observe(g, folded[k].calls[i].result, specs[k].examples, [c.result for c in folded[k].calls]) is MISSING
-                    for k in mine)]:
-            del facts[key]  # one they have already, a value their program reads as data, or one some run of theirs does not show
+
+        def shown(g: Guard, i: int = i) -> bool:
+            return all(observe(g, folded[k].calls[i].result, specs[k].examples, [c.result for c in folded[k].calls]) != MISSING
+                       for k in mine)
+
+        # not one they have already, a value their own program reads as data, or one some run of theirs does not show
+        lent[i] = {key: g for key, g in facts.items() if key not in have and g.path not in read and shown(g)}
     return [
         replace(specs[k], steps=tuple(replace(st, guards=(*st.guards, *lent[i].values())) if i < len(lent) else st
                                       for i, st in enumerate(specs[k].steps)))
