@@ -329,8 +329,14 @@ def _lent(specs: list[SkillSpec], folded: list[Trajectory], mine: list[int], the
             return all(observe(g, folded[k].calls[i].result, specs[k].examples, [c.result for c in folded[k].calls]) != MISSING
                        for k in mine)
 
-        # not one they have already, a value their own program reads as data, or one some run of theirs does not show
-        lent[i] = {key: g for key, g in facts.items() if key not in have and g.path not in read and shown(g)}
+        def _seen(g: Guard, i: int = i) -> Any:
+            k = mine[0]
+            return observe(g, folded[k].calls[i].result, specs[k].examples, [c.result for c in folded[k].calls])
+
+        # not one they have already, a value their own program reads as data, or one some run of theirs does not show;
+        # a list of values as the first of them shows it (the value merging keeps for it is the guard's own)
+        lent[i] = {key: Guard(g.kind, g.path, _seen(g, i)) if g.kind == "values" else g
+                   for key, g in facts.items() if key not in have and g.path not in read and shown(g)}
     return [
         replace(specs[k], steps=tuple(replace(st, guards=(*st.guards, *lent[i].values())) if i < len(lent) else st
                                       for i, st in enumerate(specs[k].steps)))
@@ -387,7 +393,9 @@ def _two_telling(
     return Guard("combo", (), (facts, tuple(sorted(seen_a, key=repr))))
 
 
-_LENT = OBSERVED - {"has", "lines"}  # facts of what a world holds, not of the shape of the data a program passes on
+# facts of what a world holds: not the shape of the data a program passes on (``has``, ``lines``), nor the
+# values a program took by position (``pin``: what it took there, kept as learned)
+_LENT = OBSERVED - {"has", "lines", "pin"}
 _RESULT_KINDS = _SWITCHES | {"has"}  # what tells apart runs after a write: its result's facts, and what kind it was
 # relations of task values, and fields of the record a value picks, before other facts
 _TELLING = {"member": 0, "near": 0, "equal": 0, "same": 1, "cmp": 1, "chosen": 1}

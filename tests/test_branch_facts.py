@@ -203,6 +203,27 @@ def test_a_task_value_the_answers_own_text_repeats_is_pinned() -> None:
     assert not served_or_handed_over(source, spec, branded("dee", 14, "visa"))
 
 
+
+def test_a_fact_lent_by_the_other_branch_takes_the_values_the_borrowing_runs_showed() -> None:
+    # the customers who paid hold two gift cards, so the kinds of their methods repeat and are a fact of
+    # their runs ("credit_card", "gift_card"); ana's do not repeat, and her branch borrows the fact as her
+    # run shows it, not as theirs did (else the skill fails on her own run and is not learned)
+    def second(kind: str, n: int, **more: str) -> dict[str, Any]:
+        return {**other(kind, n), "id": f"{kind}_{7350000 + n}", **more}
+
+    runs = [
+        switch_run("ana", 21, "mastercard", [card("mastercard", 21), other("paypal", 21)], paid_with=0),
+        *(switch_run(name, n, "visa", [card("mastercard", n), second("card", n, source="credit_card", brand="visa", last_four=f"{n + 50:04d}"),
+                                       other("gift_card", n), second("gift_card", n)], paid_with=0) for name, n in (("bo", 22), ("cy", 23))),
+    ]
+    spec = learned(runs)
+    assert not isinstance(spec, Rejected)
+    source = render_skill(spec)
+    assert prove_all(source, spec, runs) is None
+    early = source.split("def pay_order", 1)[1].split("\n    if ", 1)[1].split("\n        return ", 1)[0]
+    assert "require(values(user_2, 'methods', '*', 'source') == ['credit_card', 'paypal']" in early
+
+
 # -- the same at the Forge: real tools over a shop the tests change between tasks --
 
 SHOP: dict[str, dict[str, Any]] = {"users": {}, "orders": {}}
