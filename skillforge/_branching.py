@@ -1,10 +1,16 @@
 """Branching: runs of one template that acted in two ways or more → one skill with ``if``/``else``. Pure.
 
 Each way is merged on its own (``_merging.merge``), so each branch keeps exactly the guards its runs
-showed; a branch is taken on a fact that took other values in every run of one way than in any run
-of the other (``_telling_apart``), or on two facts together (``_two_telling``): the branch after the
-reads both ways made ("already a member"), a fork whose calls part there ("reset, and unlock too"),
-or the answer after a write that told them apart ("I could not change it").
+showed, with the facts the other ways' programs read of the calls both made where all its runs show
+them (``_lent``: the record an order's payment names, read by the runs that paid, is a fact of the
+world of a run that answered "already paid" too). A branch is taken on a fact that took other values
+in every run of one way than in any run of the other (``_telling_apart``: a relation of the task's
+values or a field of the record a value picks first, then a fact about what the runs act on before
+one of its context), or on two facts together (``_two_telling``): the branch after the reads both
+ways made ("already a member"), a fork whose calls part there ("reset, and unlock too"), or the
+answer after a write that told them apart ("I could not change it"). There, the reads before the
+write are checked as all the runs showed them together, and each branch checks its own runs' facts
+of them once it is known which is taken.
 """
 
 
@@ -15,9 +21,10 @@ from dataclasses import replace
 from typing import Any
 
 from ._formats import written_later
-from ._guards import MISSING, fact_key, observe
+from ._guards import MISSING, OBSERVED, fact_key, observe
 from ._merging import _DOMAINS, _SWITCHES, _aligned, _pooled, _said_texts, merge
 from ._records import folded_as
+from ._relevance import acted_on
 from ._spec import Early, Guard, SkillSpec
 from ._template import CHOICE, PHRASING
 from ._trajectory import Trajectory
@@ -89,8 +96,9 @@ def branched(
     orders = [(short, long), (long, short)] if len(a.steps) == len(b.steps) else [(short, long)]
     found = []
     for first_group, other_group in orders:  # two answers after the same reads: the branch where a value is none first
-        sa = merge([specs[k] for k in first_group], [runs[k] for k in first_group], phrased=phrased)
-        sb = merge([specs[k] for k in other_group], [runs[k] for k in other_group], phrased=phrased, evidence=evidence)
+        sa = merge(_lent(specs, folded, first_group, other_group, after), [runs[k] for k in first_group], phrased=phrased)
+        sb = merge(_lent(specs, folded, other_group, first_group, after), [runs[k] for k in other_group], phrased=phrased,
+                   evidence=evidence)
         if sa is None or sb is None:
             return None
         when = _telling_apart(sa, sb, [(specs[k], folded[k]) for k in first_group], [(specs[k], folded[k]) for k in other_group], after,
@@ -132,24 +140,29 @@ def _after_write(
         for spec in specs
     ]
     joint = merge(before, runs, phrased=phrased, evidence=evidence)  # every run made the write, as the evidence did
-    sa = merge([specs[k] for k in first], [runs[k] for k in first], phrased=phrased)
-    sb = merge([specs[k] for k in other], [runs[k] for k in other], phrased=phrased, evidence=evidence)
-    if joint is None or sa is None or sb is None:
+    if joint is None:
         return None
+    # a field all the runs showed to be an attribute (a city each) is none in a group of fewer either
+    attributes = {(i, g.path): g for i in range(w) for g in joint.steps[i].guards if g.kind == "unguarded"}
     folded = [folded_as(run, [st.each for st in spec.steps], spec.examples) for spec, run in zip(specs, runs, strict=True)]
+    sa = merge(_lent(specs, folded, first, other, last), [runs[k] for k in first], phrased=phrased, attributes=attributes)
+    sb = merge(_lent(specs, folded, other, first, last), [runs[k] for k in other], phrased=phrased, evidence=evidence,
+               attributes=attributes)
+    if sa is None or sb is None:
+        return None
     sa = _as_read(sa, joint, w, [(specs[k], folded[k]) for k in first])
     sb = _as_read(sb, joint, w, [(specs[k], folded[k]) for k in other])
     when = _telling_apart(
-        sa, sb, [(specs[k], folded[k]) for k in first], [(specs[k], folded[k]) for k in other], last, start=w, kinds=_RESULT_KINDS,
-        more_b=_aligned(specs[other[0]], evidence),
+        sa, sb, [(specs[k], folded[k]) for k in first], [(specs[k], folded[k]) for k in other], last, wrote=w,
+        attributes=attributes, more_b=_aligned(specs[other[0]], evidence),
     )
     if when is None:
         return None
     shared = tuple(joint.steps[i].guards for i in range(w))
-    steps = tuple(
-        replace(st, var=st.var or sa.steps[i].var, guards=shared[i] if i < w else st.guards) for i, st in enumerate(sb.steps)
+    steps = tuple(  # before the write, what all runs showed together; each way's own, once it is known which
+        replace(st, var=st.var or sa.steps[i].var, guards=shared[i], own=st.guards) if i < w else st for i, st in enumerate(sb.steps)
     )
-    early = Early(last, when, (*shared, *(sa.steps[i].guards for i in range(w, last + 1))), sa.output)
+    early = Early(last, when, tuple(sa.steps[i].guards for i in range(last + 1)), sa.output)
     every = tuple(dict.fromkeys(h for spec in specs for h in spec.runs))
     return replace(sb, steps=steps, runs=every, early=(early,))
 
@@ -207,9 +220,13 @@ def _first_branch(
     evidence: tuple[Trajectory, ...] = (),
 ) -> SkillSpec | None:
     """The runs ``first`` as the first branch of the skill of the runs ``rest`` (``branched`` again)."""
-    others = branched([specs[k] for k in rest], [runs[k] for k in rest], phrased=phrased, evidence=evidence)
     a = specs[first[0]]
     after = len(a.steps) - 1
+    folded = [folded_as(run, [st.each for st in spec.steps], spec.examples) for spec, run in zip(specs, runs, strict=True)]
+    lent = _lent(specs, folded, rest, first, after) if 0 <= after and all(
+        [(x.tool, x.args, x.each) for x in a.steps] == [(x.tool, x.args, x.each) for x in specs[k].steps[: after + 1]] for k in rest
+    ) else [specs[k] for k in rest]
+    others = branched(lent, [runs[k] for k in rest], phrased=phrased, evidence=evidence)
     if others is None or not others.early or after < 0 or after > min(e.after for e in others.early):
         return None  # the rest make no skill, or this branch would not be the first to stop
     if any(not a.tools[st.tool].read for st in a.steps):
@@ -220,10 +237,9 @@ def _first_branch(
         return None
     if phrased and not {specs[k].examples.get(PHRASING, 0) for k in first} & {specs[k].examples.get(PHRASING, 0) for k in rest}:
         return None
-    sa = merge([specs[k] for k in first], [runs[k] for k in first], phrased=phrased)
+    sa = merge(_lent(specs, folded, first, rest, after), [runs[k] for k in first], phrased=phrased)
     if sa is None:
         return None
-    folded = [folded_as(run, [st.each for st in spec.steps], spec.examples) for spec, run in zip(specs, runs, strict=True)]
     when = _telling_apart(sa, others, [(specs[k], folded[k]) for k in first], [(specs[k], folded[k]) for k in rest], after,
                           more_b=_aligned(specs[rest[0]], evidence))
     if when is None:
@@ -235,49 +251,99 @@ def _first_branch(
 
 def _telling_apart(
     sa: SkillSpec, sb: SkillSpec, a_runs: list[tuple[SkillSpec, Trajectory]], b_runs: list[tuple[SkillSpec, Trajectory]], after: int,
-    *, start: int = 0, kinds: frozenset[str] = _SWITCHES, more_b: list[tuple[dict[str, Any], Trajectory]] | None = None,
+    *, wrote: int | None = None, attributes: dict[tuple[int, Any], Guard] | None = None,
+    more_b: list[tuple[dict[str, Any], Trajectory]] | None = None,
 ) -> Guard | None:
-    """A fact of the calls ``start`` to ``after`` (of ``kinds``) that took other values in every run of
-    one group than in any of the other's. A fact of what kind a value is (``has``: a text where
-    the others had a record) becomes whether it is of the first group's kind. ``more_b``: runs of the
-    second group's way by another route (``_aligned`` evidence): what they observed counts as the
-    second group's too, so a fact they showed on both sides tells nothing apart.
+    """A switch-like fact of the calls up to ``after`` that took other values in every run of one group
+    than in any of the other's. A fact of what kind a value is (``has``: a text where the others had a
+    record) becomes whether it is of the first group's kind. ``more_b``: runs of the second group's way
+    by another route (``_aligned`` evidence): what they observed counts as the second group's too, so a
+    fact they showed on both sides tells nothing apart.
 
-    A relation of the task's values (the requester is the user's manager) is the reason a reviewer
-    expects: where no one relation tells the groups apart but two do together, they are the branch,
-    before another fact that happened to differ (the account was locked in the one run refused)."""
-    other: Guard | None = None
-    for i in range(start, after + 1):
+    ``wrote``: both groups made the same calls, the first write at step ``wrote``, and answered two ways:
+    the facts of what it and the calls after it returned come first (of any kind, ``has`` too), then
+    those of the reads before it, but not ``attributes`` (a step and path all the runs together showed
+    to be an attribute: the city of each of six customers); and no two facts are paired.
+
+    A relation of the task's values (the requester is the user's manager), or a field of the record a
+    value picks (the kind of method an order was paid with) is the reason a reviewer expects: where no
+    one such fact tells the groups apart but two relations do together, they are the branch. Then a
+    fact about what the runs act on (``_relevance``) before one about its context, which merely
+    happened to differ (the state the customer lives in); then the first call's, the fact of fewest
+    values, a flag."""
+    steps = list(range(after + 1)) if wrote is None else [*range(wrote, after + 1), *range(wrote)]
+    acted = (acted_on(sa), acted_on(sb))
+    telling = []
+    for order, i in enumerate(steps):
+        kinds = _RESULT_KINDS if wrote is not None and i >= wrote else _SWITCHES
         facts: dict[Any, Guard] = {}
         for g in (*sa.steps[i].guards, *sb.steps[i].guards):
-            if g.kind in kinds and g.kind not in ("each", "chosen"):
+            if g.kind in kinds and g.kind != "each" and (i, g.path) not in (attributes or {}):  # every item's fact: no condition reads it
                 facts.setdefault(fact_key(g), g)
-        telling = []
         for key, g in facts.items():
             seen_a = {observe(g, r.calls[i].result, s.examples, [c.result for c in r.calls]) for s, r in a_runs}
             seen_b = {observe(g, r.calls[i].result, s.examples, [c.result for c in r.calls]) for s, r in b_runs}
             seen_b |= {v for v in _pooled(g, i, more_b or []) if v is not MISSING}
-            if MISSING not in seen_a | seen_b and not seen_a & seen_b:
-                # a value there or none ("no manager on record") is a flag, whatever values it took where there
-                nullish = g.kind == "eq" and (seen_a == {None} or seen_b == {None})
-                flag = nullish or all(type(v) is bool for v in seen_a | seen_b)
-                count = 2 if nullish else len(seen_a | seen_b)
-                telling.append((_TELLING.get(g.kind, len(_TELLING)), count, not flag, repr(key), g, seen_a))
-        if telling:  # a relation of the task's values, then the fact of fewest values, a flag: what a reviewer reads as the reason
-            rank, *_order, g, seen_a = min(telling, key=lambda t: t[:4])
-            if g.kind == "has":
-                if len(seen_a) != 1:
-                    continue
-                return Guard("combo", (), (((i, Guard("has", g.path, next(iter(seen_a)))),), ((True,),)))
+            if MISSING in seen_a | seen_b or seen_a & seen_b or (g.kind == "has" and len(seen_a) != 1):
+                continue
+            # a value there or none ("no manager on record") is a flag, whatever values it took where there
+            nullish = g.kind == "eq" and (seen_a == {None} or seen_b == {None})
+            flag = nullish or all(type(v) is bool for v in seen_a | seen_b)
+            count = 2 if nullish else len(seen_a | seen_b)
+            rank = _TELLING.get(g.kind)
+            tier = 0 if rank is not None else 1 if any(f(i, g) for f in acted) else 2
+            telling.append(((tier, order, rank or 0, count, not flag, repr(key)), i, g, seen_a))
+    found: Guard | None = None
+    if telling:
+        (tier, *_order), i, g, seen_a = min(telling, key=lambda t: t[0])
+        if g.kind == "has":
+            found = Guard("combo", (), (((i, Guard("has", g.path, next(iter(seen_a)))),), ((True,),)))
+        else:
             found = Guard("combo", (), (((i, g),), tuple((v,) for v in sorted(seen_a, key=repr))))
-            if rank < len(_TELLING):
-                return found
-            other = other or found
-    if start:  # after a write: what its result says, alone
-        return other
-    if other is not None:
-        return _two_telling(sa, sb, a_runs, b_runs, after, relations=True) or other
+        if tier == 0 or wrote is not None:
+            return found
+    if found is not None:
+        return _two_telling(sa, sb, a_runs, b_runs, after, relations=True) or found
     return _two_telling(sa, sb, a_runs, b_runs, after)
+
+
+def _lent(specs: list[SkillSpec], folded: list[Trajectory], mine: list[int], theirs: list[int], upto: int) -> list[SkillSpec]:
+    """The specs of the runs ``mine``, each with the facts the runs ``theirs`` have (their programs read
+    other things: the record an order's payment names) on the calls up to ``upto`` that both made, where
+    every run of ``mine`` shows them too: facts of its runs' worlds, which the branch of ``mine`` checks as
+    the runs showed them (``merge``), though its own program reads none of them. Not the kind and lines of
+    what their program passes on or quotes (``has``, ``lines``): the shape of its data, no decision's."""
+    first = specs[mine[0]]
+    calls = [(st.tool, st.args, st.each) for st in first.steps[: upto + 1]]
+    lent: list[dict[Any, Guard]] = [{} for _ in calls]
+    for k in theirs:
+        for i, st in enumerate(specs[k].steps[: len(calls)]):
+            if (st.tool, st.args, st.each) != calls[i]:
+                break
+            for g in st.guards:
+                if g.kind in _LENT:
+                    lent[i].setdefault(fact_key(g), g)
+    for i, facts in enumerate(lent):
+        have = {fact_key(h) for k in mine for h in specs[k].steps[i].guards}
+        read = {h.path for k in mine for h in specs[k].steps[i].guards if h.kind == "has"}  # what the program passes on or quotes
+
+        def shown(g: Guard, i: int = i) -> bool:
+            return all(observe(g, folded[k].calls[i].result, specs[k].examples, [c.result for c in folded[k].calls]) != MISSING
+                       for k in mine)
+
+        def _seen(g: Guard, i: int = i) -> Any:
+            k = mine[0]
+            return observe(g, folded[k].calls[i].result, specs[k].examples, [c.result for c in folded[k].calls])
+
+        # not one they have already, a value their own program reads as data, or one some run of theirs does not show;
+        # a list of values as the first of them shows it (the value merging keeps for it is the guard's own)
+        lent[i] = {key: Guard(g.kind, g.path, _seen(g, i)) if g.kind == "values" else g
+                   for key, g in facts.items() if key not in have and g.path not in read and shown(g)}
+    return [
+        replace(specs[k], steps=tuple(replace(st, guards=(*st.guards, *lent[i].values())) if i < len(lent) else st
+                                      for i, st in enumerate(specs[k].steps)))
+        for k in mine
+    ]
 
 
 def _two_telling(
@@ -329,7 +395,11 @@ def _two_telling(
     return Guard("combo", (), (facts, tuple(sorted(seen_a, key=repr))))
 
 
+# facts of what a world holds: not the shape of the data a program passes on (``has``, ``lines``), nor the
+# values a program took by position (``pin``: what it took there, kept as learned)
+_LENT = OBSERVED - {"has", "lines", "pin"}
 _RESULT_KINDS = _SWITCHES | {"has"}  # what tells apart runs after a write: its result's facts, and what kind it was
-_TELLING = {"member": 0, "near": 0, "equal": 0, "same": 1, "cmp": 1}  # relations of task values before other facts
+# relations of task values, and fields of the record a value picks, before other facts
+_TELLING = {"member": 0, "near": 0, "equal": 0, "same": 1, "cmp": 1, "chosen": 1}
 
 

@@ -410,8 +410,8 @@ class _Renderer:
         where = "took this way" if early.steps else "answered so" if wrote else "stopped here"
         lines = [f"if {cond}:  # as the runs that {where} saw it"]
         for k, guards in enumerate(early.guards):
-            if k >= shared:
-                lines.extend("    " + line for line in self.guards(k, guards))
+            mine = guards if k >= shared else self.beyond(k, guards)
+            lines.extend("    " + line for line in self.guards(k, mine))
         if early.steps:  # the branch's own calls, each under its runs' guards
             own = _Renderer(replace(self.spec, steps=(*self.spec.steps[: early.after + 1], *early.steps), early=()))
             for k in range(early.after + 1, early.after + 1 + len(early.steps)):
@@ -422,6 +422,12 @@ class _Renderer:
         note = _constant_note(early.output)
         lines.append(f"    return {out}{f'  # {note}' if note else ''}")
         return lines
+
+    def beyond(self, k: int, guards: tuple[Guard, ...]) -> tuple[Guard, ...]:
+        """Of a branch's guards on step ``k``, made before a write every branch makes, those the
+        guards every branch shares there (checked as the step was made) do not already check."""
+        shared = self.spec.steps[k].guards
+        return tuple(g for g in guards if g not in shared and g.kind != "unguarded")
 
     def free(self, name: str) -> str:
         """``name``, or ``name_2``, ``name_3``...: one no parameter, result, item, tool or helper has."""
@@ -593,7 +599,7 @@ def _helpers(spec: SkillSpec) -> set[str]:
     exprs_of_facts: list[Expr] = []
     branches = [g for e in spec.early for gs in e.guards for g in gs] + [e.when for e in spec.early]
     steps = [*spec.steps, *(st for e in spec.early for st in e.steps)]
-    for every in [(*step.pre, *step.post, *step.guards) for step in steps] + [tuple(branches)]:
+    for every in [(*step.pre, *step.post, *step.guards, *step.own) for step in steps] + [tuple(branches)]:
         for g in (*every, *(g.value[2] for g in every if g.kind == "each")):  # and the fact of every item
             helpers.add("require")
             if g.kind in ("has", "check", "postcheck"):
@@ -791,6 +797,8 @@ def _body(spec: SkillSpec) -> list[str]:
             if early.after == i:
                 body.extend(r.branch(early, shared))
         if i == last:
+            for k in range(shared):  # what this way's runs read before the write, beyond what every branch's showed
+                body.extend(r.guards(k, r.beyond(k, spec.steps[k].own)))
             for k in range(shared, last + 1):
                 body.extend(r.guards(k, spec.steps[k].guards))
     note = _constant_note(spec.output)

@@ -51,12 +51,14 @@ _SWITCHES = OBSERVED - {"has", "each"}  # of those, kept as sets of values
 
 def merge(
     specs: list[SkillSpec], runs: list[Trajectory], *, phrased: Wording = (), evidence: tuple[Trajectory, ...] = (),
+    attributes: dict[tuple[int, tuple[Any, ...]], Guard] | None = None,
 ) -> SkillSpec | None:
     """One skill for runs (``specs[i]`` lifted from ``runs[i]``) that made the same calls from the same sources, or None.
 
     ``phrased``: the literal words of each of the skill's phrasings, if several: the runs' tasks may be said in any
     of them, as long as they take the same parameters, and which one is a fact. ``evidence``: see
-    ``spec_from_runs``."""
+    ``spec_from_runs``. ``attributes``: (step, path) → the note of a field more runs than these (all the runs of a
+    skill, these one branch's) showed to be an attribute: not guarded here either, whatever values these took."""
     first = specs[0]
     runs = [folded_as(run, [st.each for st in spec.steps], spec.examples) for spec, run in zip(specs, runs, strict=True)]
     others = _aligned(first, evidence)
@@ -92,6 +94,10 @@ def merge(
                 kept[i].append(g)
                 continue
             if any(g.path[: len(n.path)] == n.path for n in notes):
+                continue
+            if attributes and g.kind in _OBSERVED and (i, g.path) in attributes:
+                if attributes[(i, g.path)] not in kept[i]:
+                    kept[i].append(attributes[(i, g.path)])
                 continue
             if g.kind not in _OBSERVED:  # an agreement or a check: the same in every run, or no merge
                 if any(g not in spec.steps[i].guards for spec in specs):

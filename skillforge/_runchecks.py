@@ -160,6 +160,9 @@ def coincidences(
       ("refunded order 5 ... within 5 business days"): which of them is the constant?
     - Free text the task says whose words a constant argument repeats ("because I changed my
       mind" and ``category='changed_mind'``): the text may be what chose the constant.
+    - A value the task says that the answer's own text repeats, up to case ("with my Mastercard
+      card" for the value ``mastercard``, answered "paid with your Mastercard card"): the answer may
+      say it because the task did, and a task that says another says another thing.
 
     A second run with other values settles them: its skill is learned without the pin.
     """
@@ -175,6 +178,14 @@ def coincidences(
     for name, value in sorted(bound.items()):
         if type(value) is str and " " in value.strip() and words & set(re.findall(r"[a-z]{4,}", value.lower())):
             out.append(Guard("agree", (), (Param(name), Const(value))))
+    texts = [e.value for e in walk_exprs(output) if type(e) is Const and type(e.value) is str]
+    texts += [p for e in walk_exprs(output) if isinstance(e, Fmt) for p in e.parts if isinstance(p, str)]
+    for name, value in sorted(bound.items()):
+        pin = Guard("agree", (), (Param(name), Const(value)))
+        if type(value) is str and len(value) >= 3 and any(c.isalpha() for c in value) and pin not in out and any(
+            re.search(rf"(?<!\w){re.escape(value)}(?!\w)", text, re.IGNORECASE) for text in texts
+        ):
+            out.append(pin)
     return out
 
 

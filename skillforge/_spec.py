@@ -176,6 +176,10 @@ class Step:
     pre: tuple[Guard, ...] = ()
     post: tuple[Guard, ...] = ()
     each: tuple[str, str | tuple[str, ...]] | None = None  # called once per item of a list the task gives: (list, var)
+    # before a write a branch is taken after (``Early`` after it), ``guards`` are what the runs of every
+    # branch showed together, checked as the step is made; ``own`` what the runs that took no branch showed,
+    # checked once it is known no branch is taken
+    own: tuple[Guard, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,7 +188,9 @@ class Early:
     guard: the values the runs that took the branch showed), those runs' own guards on the
     steps so far are checked, their own further calls (``steps``, none where they stopped
     there: "already a member") made under their guards, and ``output`` is the answer. Every
-    other task goes on with the skill's steps, under their own guards."""
+    other task goes on with the skill's steps, under their own guards. A branch taken after a
+    write checks its runs' guards on the reads before it there too, beyond what every branch's
+    runs showed together (checked before the write, ``Step.guards``; see ``Step.own``)."""
 
     after: int
     when: Guard

@@ -184,9 +184,12 @@ def test_the_same_write_with_an_error_or_a_result_is_one_skill_branching_after_t
     assert prove_all(source, spec, [pay_run("A-4", "card-14", declined=True), pay_run("A-5", "card-15")]) is None
     # a card of a status no run showed stops the skill before it pays
     assert prove_all(source, spec, [pay_run("A-6", "card-16", status="frozen")]) is not None
-    # the reads' facts are those all runs showed together: a refused debit card was never seen, yet
-    # the runs paid with a credit card and a debit card alike, so both kinds are paid with
-    assert prove_all(source, spec, [pay_run("A-7", "card-17", declined=True, kind="debit")]) is None
+    # before the write, the reads' facts are those all runs showed together: the runs paid with a credit
+    # card and a debit card alike, so both kinds are paid with; after it, the branch taken checks what its
+    # own runs read: a refused debit card was never seen, so that answer is the agent's
+    refused_debit = prove_all(source, spec, [pay_run("A-7", "card-17", declined=True, kind="debit")])
+    assert refused_debit is not None and "a guard fails" in refused_debit.reason and "card_2['kind'] is 'credit'" in refused_debit.reason
+    assert body.index("pay_result = pay(") < body.index("require(card_2['kind'] == 'credit'")
 
 
 def test_two_answers_after_a_write_that_nothing_it_returned_tells_apart_stay_apart() -> None:
