@@ -26,12 +26,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ._antiunify import quoted_ignored
 from ._guards import derive_guards
 from ._lists import Listing, each_guards, mentions
 from ._names import checked_ids
 from ._policy import RESERVED
 from ._records import fold, map_blocks, record_template
-from ._runchecks import coincidences, element_ref, positional_pins, quoted_item, tied_constant, unexplained_numbers
+from ._runchecks import coincidences, element_ref, positional_pins, quoted_item, said_otherwise, tied_constant, unexplained_numbers
 from ._selecting import Selecting, _dig, _singular, own_key, referred
 from ._spans import TOKEN_END, TOKEN_START, TaskSpans, pieces
 from ._spec import Const, DictOf, Each, Expr, Fmt, Guard, Join, Len, ListOf, Neg, Param, Ref, Select, SkillSpec, Step, Update
@@ -938,6 +939,10 @@ def lift(
     bound = template.bind(traj.task)
     if bound is None:
         return Rejected(f"the template {template.text!r} does not bind the task {traj.task!r}")
+    quoted = quoted_ignored(template, traj)
+    if quoted is not None:
+        return Rejected(f"the run says {quoted!r}, text of its task that the template {template.text!r} ignores; "
+                        "what the answer or a call says is part of what the run did, never ignored")
     records = {s.name: tuple(p.name for p in s.parts) for s in template.slots if s.parts}
     blocks: dict[int, tuple[int, str]] = {}  # calls that may be one per item of a list the task gives
     for listed in sorted(n for n, v in bound.items() if type(v) is list and v):
@@ -950,7 +955,7 @@ def lift(
     picked = frozenset(  # the elements items of a list picked
         (c, (*seq_path, index)) for (c, seq_path, index), select in lifter.selected.items() if lifter._by_item(select)
     )
-    tied = tied_constant(traj, raw_steps, output, bound) or quoted_item(raw_steps, output, bound, picked)
+    tied = tied_constant(traj, raw_steps, output, bound) or quoted_item(raw_steps, output, bound, picked) or said_otherwise(output, bound)
     if tied is not None:
         return Rejected(tied)
     unexplained = [place for place in unexplained_numbers(output, traj.task) if place not in literal]

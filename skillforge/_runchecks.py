@@ -11,13 +11,14 @@ import re
 from collections import Counter
 from typing import Any
 
+from ._antiunify import says
 from ._guards import rank
 from ._selecting import _dig
 from ._spec import Const, DictOf, Each, Expr, Fmt, Guard, ListOf, Param, Ref, Select
 from ._trajectory import Trajectory
 from ._values import var_names, walk_exprs
 
-__all__ = ["coincidences", "element_ref", "positional_pins", "quoted_item", "tied_constant", "unexplained_numbers"]
+__all__ = ["coincidences", "element_ref", "positional_pins", "quoted_item", "said_otherwise", "tied_constant", "unexplained_numbers"]
 
 
 def unexplained_numbers(output: Expr, task: str) -> list[tuple[str, str]]:
@@ -63,6 +64,25 @@ def tied_constant(
                     ):
                         return (f"{tool}'s {arg} is the constant {c!r}, which holds the task's {name} ({text!r}) "
                                 "where no rule explains it; not learned (the agent keeps such tasks)")
+    return None
+
+
+def said_otherwise(output: Expr, bound: dict[str, Any]) -> str | None:
+    """Why the run cannot be a skill, if its answer's constant text says a value the task gave (the
+    answer quotes a parameter only as the task wrote it: "Your desk lamp is on its way" for "Desk
+    Lamp" keeps "desk lamp" as text). The skill would say it for every task ("desk lamp" for a Floor
+    Fan too). Values of three characters or more, with a letter: a number or a short code may well
+    be the answer's own."""
+    texts = [e.value for e in walk_exprs(output) if isinstance(e, Const) and type(e.value) is str]
+    texts += [p for e in walk_exprs(output) if isinstance(e, Fmt) for p in e.parts if type(p) is str]
+    if not texts:
+        return None
+    for name, value in sorted(bound.items()):
+        if type(value) is not str or len(value.strip()) < 3 or not re.search(r"[^\W\d_]", value):
+            continue
+        if any(says(t, value) for t in texts):
+            return (f"the answer says the task's {name} ({value!r}) in text of its own, not as the task wrote it; "
+                    "not learned (the agent keeps such tasks)")
     return None
 
 

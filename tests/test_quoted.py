@@ -121,7 +121,7 @@ def test_a_slots_value_the_answer_says_in_another_case_is_no_constant() -> None:
 
     spec = lift(returned("Desk Lamp"))
     assert not served_wrong(spec, returned("Floor Fan"))
-    assert isinstance(spec, Rejected) and "desk lamp" in spec.reason
+    assert isinstance(spec, Rejected) and "'Desk Lamp'" in spec.reason
 
 
 def test_the_same_answer_said_as_written_is_still_learned() -> None:
