@@ -161,3 +161,26 @@ def test_a_forge_never_answers_with_another_tasks_item(tmp_path: Path) -> None:
         _HARNESS.check(forge, _task("Desk Lamp", second, "W1", "Ava Ruiz", "80201"), world)
     served = _HARNESS.check(forge, _task("Desk Lamp", "Tea Kettle", "W1", "Ava Ruiz", "80201"), world)
     assert served.result.source == "skill"  # the very task learned is still served (its text is the skill's own)
+
+
+def test_a_run_whose_answer_says_text_its_skills_ignore_is_learned_on_its_own(tmp_path: Path) -> None:
+    """Skills that ignore the second item (orders not the customer's: the answer says nothing of it)
+    match a task whose run then says it ("I don't see a space heater"): learned under their template
+    it would be refused, so it is learned as a task of its own, and served again as the agent does."""
+    q = quoting
+    world = q.world(
+        q.customer("ava_1", "Ava", "Ruiz", "80201", "Denver", "W1"),
+        q.order("W1", "Desk Lamp", "Grill"),
+        q.order("W7", "Desk Lamp", "Grill"),
+    )
+    forge = _HARNESS.forge(tmp_path, q.agent)
+    _HARNESS.learn(forge, _task("Desk Lamp", "Tea Kettle", "W7", "Ava Ruiz", "80201"), world)
+    sh = _HARNESS.check(forge, _task("Desk Lamp", "Floor Fan", "W7", "Ava Ruiz", "80201"), world)
+    assert sh.result.source == "agent" and sh.result.learned, sh.describe()
+    skills, _problems = forge.library.scan()
+    assert any("the {_2} I got" in s.template.text for s in skills), [s.template.text for s in skills]  # no answer said it
+    said = _task("Desk Lamp", "Space Heater", "W1", "Ava Ruiz", "80201")
+    sh = _HARNESS.check(forge, said, world)  # its guards fail (W1 is hers); the agent says the item
+    assert sh.result.source in ("agent", "skill+agent") and sh.result.learned, sh.describe()
+    again = _HARNESS.check(forge, said, world)
+    assert again.result.source != "agent", again.describe()  # learned as a task of its own, and served as the agent does
