@@ -32,7 +32,7 @@ from ._lists import Listing, each_guards, mentions
 from ._names import checked_ids
 from ._policy import RESERVED
 from ._records import fold, map_blocks, record_template
-from ._runchecks import coincidences, element_ref, positional_pins, quoted_item, said_otherwise, tied_constant, unexplained_numbers
+from ._runchecks import coincidences, element_ref, positional_pins, quoted_item, tied_constant, unexplained_numbers
 from ._selecting import Selecting, _dig, _singular, own_key, referred
 from ._spans import TOKEN_END, TOKEN_START, TaskSpans, pieces
 from ._spec import Const, DictOf, Each, Expr, Fmt, Guard, Join, Len, ListOf, Neg, Param, Ref, Select, SkillSpec, Step, Update
@@ -955,7 +955,7 @@ def lift(
     picked = frozenset(  # the elements items of a list picked
         (c, (*seq_path, index)) for (c, seq_path, index), select in lifter.selected.items() if lifter._by_item(select)
     )
-    tied = tied_constant(traj, raw_steps, output, bound) or quoted_item(raw_steps, output, bound, picked) or said_otherwise(output, bound)
+    tied = tied_constant(traj, raw_steps, output, bound) or quoted_item(raw_steps, output, bound, picked)
     if tied is not None:
         return Rejected(tied)
     unexplained = [place for place in unexplained_numbers(output, traj.task) if place not in literal]

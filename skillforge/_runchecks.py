@@ -18,7 +18,7 @@ from ._spec import Const, DictOf, Each, Expr, Fmt, Guard, ListOf, Param, Ref, Se
 from ._trajectory import Trajectory
 from ._values import var_names, walk_exprs
 
-__all__ = ["coincidences", "element_ref", "positional_pins", "quoted_item", "said_otherwise", "tied_constant", "unexplained_numbers"]
+__all__ = ["coincidences", "element_ref", "positional_pins", "quoted_item", "tied_constant", "unexplained_numbers"]
 
 
 def unexplained_numbers(output: Expr, task: str) -> list[tuple[str, str]]:
@@ -64,25 +64,6 @@ def tied_constant(
                     ):
                         return (f"{tool}'s {arg} is the constant {c!r}, which holds the task's {name} ({text!r}) "
                                 "where no rule explains it; not learned (the agent keeps such tasks)")
-    return None
-
-
-def said_otherwise(output: Expr, bound: dict[str, Any]) -> str | None:
-    """Why the run cannot be a skill, if its answer's constant text says a value the task gave (the
-    answer quotes a parameter only as the task wrote it: "Your desk lamp is on its way" for "Desk
-    Lamp" keeps "desk lamp" as text). The skill would say it for every task ("desk lamp" for a Floor
-    Fan too). Values of three characters or more, with a letter: a number or a short code may well
-    be the answer's own."""
-    texts = [e.value for e in walk_exprs(output) if isinstance(e, Const) and type(e.value) is str]
-    texts += [p for e in walk_exprs(output) if isinstance(e, Fmt) for p in e.parts if type(p) is str]
-    if not texts:
-        return None
-    for name, value in sorted(bound.items()):
-        if type(value) is not str or len(value.strip()) < 3 or not re.search(r"[^\W\d_]", value):
-            continue
-        if any(says(t, value) for t in texts):
-            return (f"the answer says the task's {name} ({value!r}) in text of its own, not as the task wrote it; "
-                    "not learned (the agent keeps such tasks)")
     return None
 
 
@@ -180,8 +161,13 @@ def coincidences(
       ("refunded order 5 ... within 5 business days"): which of them is the constant?
     - Free text the task says whose words a constant argument repeats ("because I changed my
       mind" and ``category='changed_mind'``): the text may be what chose the constant.
+    - A value the answer's own text says in any case ("Your desk lamp is on its way" for "Desk
+      Lamp", "your PayPal account" for ``paypal``; an answer quotes a parameter only as bound): the
+      constant holds for that value only, never for a Floor Fan. Values of three characters or
+      more with a letter (a number or a short code may well be the answer's own).
 
-    A second run with other values settles them: its skill is learned without the pin.
+    A second run with other values settles the first two: its skill is learned without the pin.
+    The third stays: runs with other values answered other text.
     """
     out: list[Guard] = []
     quoted = Counter(p[0].name for p in (output.parts if isinstance(output, Fmt) else ()) if not isinstance(p, str) and isinstance(p[0], Param))
@@ -195,4 +181,13 @@ def coincidences(
     for name, value in sorted(bound.items()):
         if type(value) is str and " " in value.strip() and words & set(re.findall(r"[a-z]{4,}", value.lower())):
             out.append(Guard("agree", (), (Param(name), Const(value))))
+    texts = [e.value for e in walk_exprs(output) if isinstance(e, Const) and type(e.value) is str]
+    texts += [p for e in walk_exprs(output) if isinstance(e, Fmt) for p in e.parts if type(p) is str]
+    for name, value in sorted(bound.items()):
+        if type(value) is not str or len(value.strip()) < 3 or not re.search(r"[^\W\d_]", value):
+            continue
+        if any(says(t, value) for t in texts):
+            pin = Guard("agree", (), (Param(name), Const(value)))
+            if pin not in out:
+                out.append(pin)
     return out

@@ -104,9 +104,9 @@ def test_a_run_quoting_the_ignored_text_verbatim_is_refused_too() -> None:
     assert not ignores_data(both, [other])
 
 
-def test_a_slots_value_the_answer_says_in_another_case_is_no_constant() -> None:
-    """A value the task gives that a call took ("Desk Lamp") and the answer says lowercased: the skill
-    would say "desk lamp" for a Floor Fan too. Not learned (the agent keeps such tasks)."""
+def test_a_slots_value_the_answer_says_in_another_case_is_pinned() -> None:
+    """A value the task gives that a call took ("Desk Lamp") and the answer says lowercased, as text
+    of its own: the skill would say "desk lamp" for a Floor Fan too. It serves that value only."""
 
     def returned(item: str) -> Trajectory:
         return Trajectory(
@@ -120,8 +120,12 @@ def test_a_slots_value_the_answer_says_in_another_case_is_no_constant() -> None:
         )
 
     spec = lift(returned("Desk Lamp"))
+    assert not isinstance(spec, Rejected), spec
+    source = render_skill(spec)
+    assert prove_all(source, spec, [returned("Desk Lamp")]) is None
+    stopped = prove_all(source, spec, [returned("Floor Fan")])  # bound, but its answer would be the desk lamp's
+    assert stopped is not None and "a guard fails" in stopped.reason, stopped
     assert not served_wrong(spec, returned("Floor Fan"))
-    assert isinstance(spec, Rejected) and "'Desk Lamp'" in spec.reason
 
 
 def test_the_same_answer_said_as_written_is_still_learned() -> None:
