@@ -5,7 +5,8 @@ region feeds no argument, the region is a slot that feeds nothing: a list of low
 words or capitalised words becomes an *ignored* slot of the narrowest shape that fits
 both (``shy, logical`` / ``direct, busy``), a single word a *choice* of exactly the texts
 seen. A region that carries a digit, a sign, a negation or a sentence boundary keeps the
-runs apart. ``ignores_data`` refuses ignored text that names something a run read.
+runs apart. ``ignores_data`` refuses ignored text that names something a run read, or that
+its answer or a call's argument says (``quoted_ignored``): the answer is part of the program.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from ._names import _fresh, _unnamed
 from ._template import CHOICE, IGNORED, NEGATION, Slot, TaskTemplate, choices, kind_union, shape_of, slot_kind, union_shape
 from ._trajectory import Trajectory
 
-__all__ = ["CHOICE_SLOT", "generalize", "ignores_data", "joined", "unrepeated", "widened", "wider_slot"]
+__all__ = ["CHOICE_SLOT", "generalize", "ignores_data", "joined", "quoted_ignored", "says", "unrepeated", "widened", "wider_slot"]
 
 
 _TOKEN = re.compile(r"\s*(?:\{\{|\}\}|\{[^{}]*\}|\w+|[^\w\s])")
@@ -250,8 +251,9 @@ def _wider_transform(a: str | None, b: str | None) -> str | None | object:
 
 def ignores_data(template: TaskTemplate, runs: list[Trajectory]) -> bool:
     """Whether an ignored slot of ``template`` takes, in one of ``runs``, text that a tool returned
-    ("Return ...: Cycling Helmet" where the order lists a "Cycling Helmet"): text that names
-    something the agent read may be what it acted on, so it is never ignored."""
+    ("Return ...: Cycling Helmet" where the order lists a "Cycling Helmet"), or text the run itself
+    says (``quoted_ignored``): text that names something the agent read may be what it acted on,
+    and text its answer or a call says is part of what it did, so neither is ever ignored."""
     ignored = [s.name for s in template.slots if s.kind == IGNORED]
     if not ignored:
         return False
@@ -261,9 +263,42 @@ def ignores_data(template: TaskTemplate, runs: list[Trajectory]) -> bool:
             continue
         said = {(m.group(name) or "").strip().lower() for name in ignored} - {""}
         values = {v.strip().lower() for c in run.calls for v in _texts(c.result)}
-        if said & values:
+        if said & values or quoted_ignored(template, run) is not None:
             return True
     return False
+
+
+def quoted_ignored(template: TaskTemplate, run: Trajectory) -> str | None:
+    """The text an ignored slot of ``template`` takes in ``run``'s task that the run's answer, or an
+    argument of one of its calls, says too (in any case, as whole words); None if none does.
+
+    "I want to send back the Desk Lamp and the {_2} ..." ignores "Tea Kettle", and the answer
+    says "I don't see a tea kettle": the answer is part of the program, so the text is no text to
+    ignore. Ignored, the answer keeps it as a constant and another task's item is answered with
+    it; and runs whose answers differ by that text alone would become branches split on whatever
+    else told them apart. Such runs make no skill under ``template`` (each keeps its own text).
+    """
+    ignored = [s.name for s in template.slots if s.kind == IGNORED]
+    if not ignored:
+        return None
+    m = template.regex.fullmatch(run.task.strip())
+    if m is None:
+        return None
+    texts = [v for v in (*_texts(run.outcome.output), *(v for c in run.calls for v in _texts(c.args))) if v.strip()]
+    for name in ignored:
+        text = (m.group(name) or "").strip()
+        if text and any(says(t, text) for t in texts):
+            return text
+    return None
+
+
+def says(text: str, value: str) -> bool:
+    """Whether ``text`` says ``value`` as whole words, in any case and spacing ("a tea kettle" says "Tea Kettle")."""
+    words = value.split()
+    if not words:
+        return False
+    pattern = r"\s+".join(map(re.escape, words))
+    return re.search(rf"(?<![\w.@-]){pattern}(?![\w@-]|\.\w)", text, re.IGNORECASE) is not None
 
 
 def _texts(value: Any) -> list[str]:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from ._codegen import render_skill, skill_meta
 from ._compile import Compiled, Rejected, admit, admit_file, prove_all
 from ._exceptions import SkillFileError, SkillforgeSignal
-from ._antiunify import _TOKEN, generalize, ignores_data, joined, widened
+from ._antiunify import _TOKEN, generalize, ignores_data, joined, quoted_ignored, widened
 from ._learning import _walk_all, named, renamed_template, route_key, same_program, spec_from_runs, without_idle_reads
 from ._joins import unlisted
 from ._lists import substitute
@@ -233,7 +233,8 @@ class Learning:
 
         ``family`` is the template of the skills the task already matched (the run
         then happened because their guards did not hold): the run is lifted against
-        it. A run under an existing template is merged into a skill that differs
+        it, unless it ignores text the run's answer or a call says (``quoted_ignored``):
+        then the run is learned as a task no template took. A run under an existing template is merged into a skill that differs
         from it only in categorical guard values (``status in ('a', 'b')``), or else
         becomes a new *variant* with its own guards; a run an existing skill already
         reproduces is not written again.
@@ -241,6 +242,8 @@ class Learning:
         rejected = too_long(traj.task)
         if rejected is not None:
             return rejected
+        if family is not None and quoted_ignored(family, traj) is not None:
+            family = None  # the skills' template ignores text this run says (never ignored): learned as a task of its own
         try:
             return self._learn(without_idle_reads(traj), family)
         except SkillFileError as e:  # a skill that would not read back: a bug, never a failed solve()

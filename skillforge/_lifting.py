@@ -26,6 +26,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ._antiunify import quoted_ignored
 from ._formats import NUMBER_FORMATS, SAID_FORMATS, checked_at, signs, written_facts
 from ._guards import derive_guards
 from ._lists import Listing, each_guards, mentions
@@ -938,6 +939,10 @@ def lift(
     bound = template.bind(traj.task)
     if bound is None:
         return Rejected(f"the template {template.text!r} does not bind the task {traj.task!r}")
+    quoted = quoted_ignored(template, traj)
+    if quoted is not None:
+        return Rejected(f"the run says {quoted!r}, text of its task that the template {template.text!r} ignores; "
+                        "what the answer or a call says is part of what the run did, never ignored")
     records = {s.name: tuple(p.name for p in s.parts) for s in template.slots if s.parts}
     blocks: dict[int, tuple[int, str]] = {}  # calls that may be one per item of a list the task gives
     for listed in sorted(n for n, v in bound.items() if type(v) is list and v):

@@ -11,6 +11,7 @@ import re
 from collections import Counter
 from typing import Any
 
+from ._antiunify import says
 from ._guards import rank
 from ._selecting import _dig
 from ._spec import Const, DictOf, Each, Expr, Fmt, Guard, ListOf, Param, Ref, Select
@@ -160,11 +161,13 @@ def coincidences(
       ("refunded order 5 ... within 5 business days"): which of them is the constant?
     - Free text the task says whose words a constant argument repeats ("because I changed my
       mind" and ``category='changed_mind'``): the text may be what chose the constant.
-    - A value the task says that the answer's own text repeats, up to case ("with my Mastercard
-      card" for the value ``mastercard``, answered "paid with your Mastercard card"): the answer may
-      say it because the task did, and a task that says another says another thing.
+    - A value the answer's own text says in any case ("Your desk lamp is on its way" for "Desk
+      Lamp", "your PayPal account" for ``paypal``; an answer quotes a parameter only as bound): the
+      constant holds for that value only, never for a Floor Fan. Values of three characters or
+      more with a letter (a number or a short code may well be the answer's own).
 
-    A second run with other values settles them: its skill is learned without the pin.
+    A second run with other values settles the first two: its skill is learned without the pin.
+    The third stays: runs with other values answered other text.
     """
     out: list[Guard] = []
     quoted = Counter(p[0].name for p in (output.parts if isinstance(output, Fmt) else ()) if not isinstance(p, str) and isinstance(p[0], Param))
@@ -178,14 +181,15 @@ def coincidences(
     for name, value in sorted(bound.items()):
         if type(value) is str and " " in value.strip() and words & set(re.findall(r"[a-z]{4,}", value.lower())):
             out.append(Guard("agree", (), (Param(name), Const(value))))
-    texts = [e.value for e in walk_exprs(output) if type(e) is Const and type(e.value) is str]
-    texts += [p for e in walk_exprs(output) if isinstance(e, Fmt) for p in e.parts if isinstance(p, str)]
+    texts = [e.value for e in walk_exprs(output) if isinstance(e, Const) and type(e.value) is str]
+    texts += [p for e in walk_exprs(output) if isinstance(e, Fmt) for p in e.parts if type(p) is str]
     for name, value in sorted(bound.items()):
-        pin = Guard("agree", (), (Param(name), Const(value)))
-        if type(value) is str and len(value) >= 3 and any(c.isalpha() for c in value) and pin not in out and any(
-            re.search(rf"(?<!\w){re.escape(value)}(?!\w)", text, re.IGNORECASE) for text in texts
-        ):
-            out.append(pin)
+        if type(value) is not str or len(value.strip()) < 3 or not re.search(r"[^\W\d_]", value):
+            continue
+        if any(says(t, value) for t in texts):
+            pin = Guard("agree", (), (Param(name), Const(value)))
+            if pin not in out:
+                out.append(pin)
     return out
 
 
