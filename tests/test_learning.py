@@ -31,6 +31,21 @@ def run(order_id: str, order: dict[str, Any], task: str | None = None) -> Trajec
     )
 
 
+def with_customer(order_id: str, customer: dict[str, Any], order: dict[str, Any]) -> Trajectory:
+    """A refund that reads the order's customer too (a record the refund does not act on)."""
+    tools = {**TOOLS, "get_customer": ToolRef(module="shop", qualname="get_customer", read=True, params=("customer_id",))}
+    return Trajectory(
+        task=f"Refund order #{order_id}",
+        calls=[
+            Call(tool="get_order", args={"order_id": order_id}, result={"id": order_id, "total": 40.0, "customer_id": f"C{order_id}", **order}),
+            Call(tool="get_customer", args={"customer_id": f"C{order_id}"}, result={"id": f"C{order_id}", **customer}),
+            Call(tool="refund", args={"order_id": order_id, "amount": 40.0}, result={"ok": True}),
+        ],
+        outcome=Outcome(ok=True, output=f"Refunded order {order_id}."),
+        tools=tools,
+    )
+
+
 def learn(runs: list[Trajectory], name: str = "refund_order") -> Any:
     """``(spec, source)`` of the skill learned from ``runs`` under the first run's template, proven on
     every run; ``(Rejected, None)`` if the runs make no one skill."""
@@ -79,23 +94,8 @@ def test_a_name_seen_in_fewer_runs_stays_guarded() -> None:
 def test_a_name_about_what_the_runs_do_not_act_on_is_an_attribute_after_fewer_runs() -> None:
     # the customer's city (a record the refund does not use) after three cities; the order's own
     # city, which the refund acts on, still needs five
-    tools = {**TOOLS, "get_customer": ToolRef(module="shop", qualname="get_customer", read=True, params=("customer_id",))}
-
-    def with_customer(order_id: str, home: str, ships_to: str) -> Trajectory:
-        order = {"id": order_id, "total": 40.0, "customer_id": f"C{order_id}", "city": ships_to}
-        return Trajectory(
-            task=f"Refund order #{order_id}",
-            calls=[
-                Call(tool="get_order", args={"order_id": order_id}, result=order),
-                Call(tool="get_customer", args={"customer_id": f"C{order_id}"}, result={"id": f"C{order_id}", "city": home}),
-                Call(tool="refund", args={"order_id": order_id, "amount": 40.0}, result={"ok": True}),
-            ],
-            outcome=Outcome(ok=True, output=f"Refunded order {order_id}."),
-            tools=tools,
-        )
-
     cities = ["Berlin", "Paris", "Lima"][:CONTEXT_RUNS]
-    runs = [with_customer(str(i), c, c) for i, c in enumerate(cities, 1)]
+    runs = [with_customer(str(i), {"city": c}, {"city": c}) for i, c in enumerate(cities, 1)]
     _spec, source = learn(runs)
     body = source.split("def refund_order", 1)[1]
     assert f"# not guarded: customer['city'] took {CONTEXT_RUNS} different values in {CONTEXT_RUNS} runs" in body
@@ -715,26 +715,14 @@ def test_upper_case_code_words_are_a_vocabulary_and_two_letter_codes_are_names()
     # five statuses of the order refunded, written as upper-case code words, all acted alike: still
     # only those five (a status new in each of five runs is still a status, in any case); the
     # customer's state (two-letter codes, a record the refund does not use) is an attribute
-    tools = {**TOOLS, "get_customer": ToolRef(module="shop", qualname="get_customer", read=True, params=("customer_id",))}
-
-    def with_customer(order_id: str, state: str, status: str) -> Trajectory:
-        order = {"id": order_id, "total": 40.0, "customer_id": f"C{order_id}", "status": status}
-        return Trajectory(
-            task=f"Refund order #{order_id}",
-            calls=[
-                Call(tool="get_order", args={"order_id": order_id}, result=order),
-                Call(tool="get_customer", args={"customer_id": f"C{order_id}"}, result={"id": f"C{order_id}", "state": state}),
-                Call(tool="refund", args={"order_id": order_id, "amount": 40.0}, result={"ok": True}),
-            ],
-            outcome=Outcome(ok=True, output=f"Refunded order {order_id}."),
-            tools=tools,
-        )
+    def run_in(order_id: str, state: str, status: str) -> Trajectory:
+        return with_customer(order_id, {"state": state}, {"status": status})
 
     states = ["CA", "NY", "TX", "IL", "FL"][:ATTRIBUTE_RUNS]
     statuses = ["PENDING", "PROCESSING", "CONFIRMED", "AWAITING_PAYMENT", "ON HOLD"][:ATTRIBUTE_RUNS]
-    spec, source = learn([with_customer(str(i), s, t) for i, (s, t) in enumerate(zip(states, statuses, strict=True), 1)])
+    spec, source = learn([run_in(str(i), s, t) for i, (s, t) in enumerate(zip(states, statuses, strict=True), 1)])
     body = source.split("def refund_order", 1)[1]
     assert f"# not guarded: customer['state'] took {ATTRIBUTE_RUNS} different values in {ATTRIBUTE_RUNS} runs" in body, body
     assert "order['status'] in (" in body, body
-    assert prove_all(source, spec, [with_customer("9", "WA", "PROCESSING")]) is None
-    assert prove_all(source, spec, [with_customer("9", "WA", "SHIPPED")]) is not None
+    assert prove_all(source, spec, [run_in("9", "WA", "PROCESSING")]) is None
+    assert prove_all(source, spec, [run_in("9", "WA", "SHIPPED")]) is not None
