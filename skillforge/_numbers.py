@@ -24,7 +24,6 @@ How an answer writes a number (``$99.99`` or ``$1,042.50``) is ``_formats``'s.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from ._lifting import Rejected
 from ._records import folded_as
