@@ -410,6 +410,21 @@ def test_r28_a_line_of_a_note_is_not_a_constant_of_the_answer(tmp_path: Path) ->
     check(forge, "How was ticket INC-5 resolved?", tickets(**{"INC-5": "Escalated to the network team\nMoved to port 14, fixed"}))
 
 
+# -- R29. a word of the template (not a parameter) names a kind of record the customer may hold ---------
+
+def test_r29_a_method_the_task_names_by_a_word_of_the_template(tmp_path: Path) -> None:
+    def customer(cid: str, *sources: str) -> dict[str, Any]:
+        methods = [{"id": f"{s}_{cid[2:]}{k}", "source": s} for k, s in enumerate(sources)]
+        return {"customers": {cid: {"customer_id": cid, "methods": methods}}}
+
+    forge = forge_for(tmp_path)
+    learn(forge, "Pay order #5 of customer C-7 with PayPal.", customer("C-7", "credit_card", "gift_card"))
+    # another customer, who holds a PayPal account: the agent pays, never "I don't see a PayPal account"
+    check(forge, "Pay order #6 of customer C-8 with PayPal.", customer("C-8", "credit_card", "paypal"))
+    served = check(forge, "Pay order #7 of customer C-9 with PayPal.", customer("C-9", "gift_card", "credit_card"))
+    assert served.result.source != "agent"  # the word is a value the skill relates to what was read
+
+
 # -- open findings ---------------------------------------------------------------------------------
 # Probes that still replay wrongly, each with what the learner is missing. Strict: a fix that
 # makes one pass fails the suite until its line is removed here, so the list stays true.

@@ -492,6 +492,17 @@ def probe_agent(t: dict[str, Any]):
             tools.refund(order_id=order_id, amount=order["total"])
             return f"Refunded ${order['total']:.2f} for order {order_id}."
 
+        # R29: a payment method the task names by a word of its own, which the customer may not hold
+        m = re.match(r"Pay order #(\d+) of customer (C-\d+) with PayPal\.?$", task)
+        if m:
+            order_id, customer_id = m.groups()
+            customer = tools.get_customer(customer_id=customer_id)
+            paypal = [pm for pm in customer["methods"] if pm["source"] == "paypal"]
+            if not paypal:
+                return f"I don't see a PayPal account for customer {customer_id}."
+            tools.refund(order_id=order_id, amount=0.0)  # stands in for a payment change
+            return f"Order {order_id} is now paid with {paypal[0]['id']}."
+
         # R28: the resolution is the note's last line (a ticket closed twice keeps both notes)
         m = re.match(r"How was ticket ([A-Z]+-\d+) resolved\?$", task)
         if m:
