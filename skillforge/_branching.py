@@ -22,7 +22,7 @@ from typing import Any
 
 from ._formats import written_later
 from ._guards import MISSING, OBSERVED, fact_key, observe
-from ._merging import _DOMAINS, _SWITCHES, _aligned, _pooled, _said_texts, merge
+from ._merging import _DOMAINS, _SWITCHES, _aligned, _as_guard, _pooled, _said_texts, merge
 from ._records import folded_as
 from ._relevance import acted_on
 from ._spec import Early, Guard, SkillSpec
@@ -112,7 +112,7 @@ def branched(
         replace(st, var=st.var or sa.steps[i].var) if i <= after else st for i, st in enumerate(sb.steps)
     )
     every = tuple(dict.fromkeys(h for spec in specs for h in spec.runs))
-    early = Early(after, when, tuple(sa.steps[i].guards for i in range(after + 1)), sa.output, sa.steps[after + 1 :])
+    early = Early(after, when, _unstated(tuple(sa.steps[i].guards for i in range(after + 1)), when), sa.output, sa.steps[after + 1 :])
     return replace(sb, steps=steps, runs=every, early=(early,), tools={**sa.tools, **sb.tools})
 
 
@@ -162,7 +162,7 @@ def _after_write(
     steps = tuple(  # before the write, what all runs showed together; each way's own, once it is known which
         replace(st, var=st.var or sa.steps[i].var, guards=shared[i], own=st.guards) if i < w else st for i, st in enumerate(sb.steps)
     )
-    early = Early(last, when, tuple(sa.steps[i].guards for i in range(last + 1)), sa.output)
+    early = Early(last, when, _unstated(tuple(sa.steps[i].guards for i in range(last + 1)), when), sa.output)
     every = tuple(dict.fromkeys(h for spec in specs for h in spec.runs))
     return replace(sb, steps=steps, runs=every, early=(early,))
 
@@ -244,7 +244,7 @@ def _first_branch(
                           more_b=_aligned(specs[rest[0]], evidence))
     if when is None:
         return None
-    early = Early(after, when, tuple(sa.steps[i].guards for i in range(after + 1)), sa.output)
+    early = Early(after, when, _unstated(tuple(sa.steps[i].guards for i in range(after + 1)), when), sa.output)
     every = tuple(dict.fromkeys(h for spec in specs for h in spec.runs))
     return replace(others, runs=every, early=(early, *others.early))
 
@@ -305,6 +305,17 @@ def _telling_apart(
     if found is not None:
         return _two_telling(sa, sb, a_runs, b_runs, after, relations=True) or found
     return _two_telling(sa, sb, a_runs, b_runs, after)
+
+
+def _unstated(guards: tuple[tuple[Guard, ...], ...], when: Guard) -> tuple[tuple[Guard, ...], ...]:
+    """A branch's guards (one tuple per step) less the one its condition states: a branch taken
+    ``if pick(...)['source'] in ('paypal',):`` needs no ``require(pick(...)['source'] == 'paypal', ...)``."""
+    facts, seen = when.value
+    if len(facts) != 1 or len(seen) != 1:
+        return guards
+    (call, fact), = facts
+    stated = _as_guard(fact, seen[0][0])
+    return tuple(tuple(g for g in gs if not (i == call and g == stated)) for i, gs in enumerate(guards))
 
 
 def _lent(specs: list[SkillSpec], folded: list[Trajectory], mine: list[int], theirs: list[int], upto: int) -> list[SkillSpec]:

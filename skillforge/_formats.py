@@ -29,7 +29,7 @@ from ._trajectory import Trajectory
 from ._values import evaluate, refs_in
 
 __all__ = [
-    "NUMBER_FORMATS", "SAID_FORMATS", "agreed_formats", "checked_at", "signs", "unformatted", "written_alike", "written_facts",
+    "NUMBER_FORMATS", "SAID_FORMATS", "agreed_formats", "placed", "signs", "unformatted", "written_alike", "written_facts",
     "written_later",
 ]
 
@@ -104,16 +104,17 @@ def written_facts(tops: list[Expr], worlds: list[World], signed: frozenset[Expr]
     return out
 
 
-def checked_at(fact: Guard, reads: list[bool]) -> int | None:
-    """The step after whose call a ``written`` fact is checked (``reads[i]``: whether step ``i`` reads):
-    the last call it reads, or for a value the task says, the first call if it reads, else -1 (before
-    it, with nothing written yet); None where there is no call at all."""
-    calls = [r.call for r in refs_in(fact.value[0])]
-    if calls:
-        return max(calls)
-    if not reads:
-        return None
-    return 0 if reads[0] else -1
+def placed(facts: list[Guard], reads: list[bool]) -> list[tuple[int, Guard]] | str:
+    """Each ``written`` fact with the step after whose call it is checked (``reads[i]``: whether step ``i``
+    reads): the last call it reads, or for a value the task says, the first call if it reads, else -1
+    (before it, with nothing written yet). Why not, where a fact has no call to be checked after."""
+    out: list[tuple[int, Guard]] = []
+    for fact in facts:
+        calls = [r.call for r in refs_in(fact.value[0])]
+        if not calls and not reads:
+            return f"the answer writes {fact.value[0]!r}, and no call comes before it to check how"
+        out.append((max(calls) if calls else 0 if reads[0] else -1, fact))
+    return out
 
 
 def written_alike(specs: list[SkillSpec], runs: list[Trajectory]) -> list[SkillSpec] | str:
@@ -132,15 +133,11 @@ def written_alike(specs: list[SkillSpec], runs: list[Trajectory]) -> list[SkillS
         first = specs[ks[0]]
         signed = frozenset.intersection(*(signs(specs[k].steps) for k in ks))
         facts = written_facts([e for st in first.steps for _n, e in st.args] + [first.output], worlds, signed)
-        reads = [first.tools[st.tool].read for st in first.steps]
-        placed: list[tuple[int, Guard]] = []
-        for fact in facts:
-            at = checked_at(fact, reads)
-            if at is None:
-                return f"the answer writes {fact.value[0]!r}, and no call comes before it to check how"
-            placed.append((at, fact))
+        at = placed(facts, [first.tools[st.tool].read for st in first.steps])
+        if isinstance(at, str):
+            return at
         for k in ks:
-            out[k] = replace(specs[k], steps=tuple(_reguarded(step, i, placed) for i, step in enumerate(specs[k].steps)))
+            out[k] = replace(specs[k], steps=tuple(_reguarded(step, i, at) for i, step in enumerate(specs[k].steps)))
     return out
 
 

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ._antiunify import quoted_ignored
-from ._formats import NUMBER_FORMATS, SAID_FORMATS, checked_at, signs, written_facts
+from ._formats import NUMBER_FORMATS, SAID_FORMATS, placed, signs, written_facts
 from ._guards import derive_guards
 from ._lists import Listing, each_guards, mentions
 from ._names import checked_ids
@@ -1056,12 +1056,14 @@ def lift(
     agreed = [{*g.value} for gs in guards for g in gs if g.kind == "agree"]
     for gs in guards:  # an agreement already says the two are equal
         gs[:] = [g for g in gs if g.kind != "cmp" or {g.value[1], Ref(g.value[0], g.path)} not in agreed]
-    written: list[Guard] = []  # how a number is written, where the run left it open: before the first call if it writes
-    for fact in written_facts(tops, [([c.result for c in traj.calls], bound)], signs(guards)):
-        at = checked_at(fact, [traj.tools[t].read for t, _a in raw_steps])
-        if at is None:
-            return Rejected(f"the answer writes {fact.value[0]!r}, and no call comes before it to check how")
-        (written if at < 0 else guards[at]).append(fact)
+    # how a number is written, where the run left it open: before the first call if it writes
+    at_steps = placed(written_facts(tops, [([c.result for c in traj.calls], bound)], signs(guards)), [traj.tools[t].read for t, _a in raw_steps])
+    if isinstance(at_steps, str):
+        return Rejected(at_steps)
+    written = [fact for at, fact in at_steps if at < 0]
+    for at, fact in at_steps:
+        if at >= 0:
+            guards[at].append(fact)
     compared = {g.value[0] for gs in guards for g in gs if g.kind in ("cmp", "same")}  # results a comparison reads
     compared |= {r.call for gs in guards for g in gs if g.kind == "cmp" for r in refs_in(g.value[1])}
     namer = _Namer(lifter.namer.taken)

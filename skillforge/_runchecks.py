@@ -21,11 +21,16 @@ from ._values import var_names, walk_exprs
 __all__ = ["coincidences", "element_ref", "positional_pins", "quoted_item", "quoted_parts", "tied_constant", "unexplained_numbers"]
 
 
+def literal_texts(*tops: Expr) -> list[str]:
+    """The text ``tops`` (an answer, call arguments) say as their own: constant texts and the literal parts of f-strings."""
+    texts = [e.value for top in tops for e in walk_exprs(top) if isinstance(e, Const) and type(e.value) is str]
+    return texts + [p for top in tops for e in walk_exprs(top) if isinstance(e, Fmt) for p in e.parts if type(p) is str]
+
+
 def unexplained_numbers(output: Expr, task: str) -> list[tuple[str, str]]:
     """Each number written in the answer's own text that the task does not say, as ``(text, number)``:
     the literal piece of the answer it stands in (its place) and the number, in the order said."""
-    texts = [e.value for e in walk_exprs(output) if type(e) is Const and type(e.value) is str]
-    texts += [p for e in walk_exprs(output) if isinstance(e, Fmt) for p in e.parts if isinstance(p, str)]
+    texts = literal_texts(output)
     said = {m.group().replace(",", "") for m in re.finditer(r"\d[\d,]*(?:\.\d+)?", task)}
     out: list[tuple[str, str]] = []
     for text in texts:
@@ -82,8 +87,7 @@ def quoted_item(
         isinstance(e, Ref) and e.call == c and e.path[: len(p)] == p for e in walk_exprs(output) for c, p in items
     ):
         return "the answer names an item of a list the task gives; not learned (the agent keeps such tasks)"
-    texts = [e.value for e in walk_exprs(output) if isinstance(e, Const) and type(e.value) is str]
-    texts += [p for e in walk_exprs(output) if isinstance(e, Fmt) for p in e.parts if type(p) is str]
+    texts = literal_texts(output)
     for listed in set(eaches.values()):
         for item in bound.get(listed) or ():
             if type(item) is str and any(re.search(rf"(?<!\w){re.escape(item)}(?!\w)", t) for t in texts):
@@ -181,8 +185,7 @@ def coincidences(
     for name, value in sorted(bound.items()):
         if type(value) is str and " " in value.strip() and words & set(re.findall(r"[a-z]{4,}", value.lower())):
             out.append(Guard("agree", (), (Param(name), Const(value))))
-    texts = [e.value for e in walk_exprs(output) if isinstance(e, Const) and type(e.value) is str]
-    texts += [p for e in walk_exprs(output) if isinstance(e, Fmt) for p in e.parts if type(p) is str]
+    texts = literal_texts(output)
     for name, value in sorted(bound.items()):
         if type(value) is not str or len(value.strip()) < 3 or not re.search(r"[^\W\d_]", value):
             continue
@@ -204,10 +207,7 @@ def quoted_parts(traj: Trajectory, args: list[tuple[tuple[str, Expr], ...]], out
     note's last line would be another text. Until a rule explains the part, the skill serves that
     very text only (``require(ticket['note'] == ...)``). A part is a segment of two words or more.
     """
-    texts = [e.value for top in [output, *(e for step in args for _k, e in step)] for e in walk_exprs(top)
-             if isinstance(e, Const) and type(e.value) is str]
-    texts += [p for top in [output, *(e for step in args for _k, e in step)] for e in walk_exprs(top)
-              if isinstance(e, Fmt) for p in e.parts if type(p) is str]
+    texts = literal_texts(output, *(e for step in args for _k, e in step))
     if not texts:
         return []
     out: list[tuple[int, Guard]] = []
