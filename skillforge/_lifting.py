@@ -485,6 +485,8 @@ class _Lifter(Selecting, Listing):
         for piece, expr, _prio, spec in ranked:
             if isinstance(expr, Ref):  # the value an argument already took from somewhere: quote that source
                 expr = self.used.get(self._value_key(expr), expr)
+            if isinstance(expr, Ref) and own_key(self._deref(expr), expr.path):
+                expr = self._own_record(expr)
             if len(piece) < 2 and not piece.isdigit():
                 continue
             bounds = _DIGITS_IN_WORD if piece.isdigit() else (r"(?<![\w.@-])", r"(?![\w@-]|\.\w)")
@@ -514,6 +516,22 @@ class _Lifter(Selecting, Listing):
         if pos < len(text):
             parts.append(text[pos:])
         return Fmt(self._counted(self._joins(parts)))
+
+    def _own_record(self, ref: Ref) -> Ref | Select:
+        """A record's id quoted from under its own key (``user['cards']['card_7']['id']``, which only that
+        customer has), as the record whose id a source elsewhere names: ``pick(user['cards'], 'id',
+        order['payments'][0]['card_id'])['id']``. The record is then checked as any picked record is (what
+        the answer says of it, "your PayPal account", must hold of the next one). Unchanged if no other
+        source holds the id."""
+        value = self._deref(ref)
+        k = ref.path.index(value)
+        record = self._deref(Ref(ref.call, ref.path[: k + 1]))
+        fields = sorted(f for f, v in record.items() if v == value) if type(record) is dict else []
+        for c, p in self.sources.get(self._value_key(ref), []):
+            if fields and not own_key(value, p):
+                self.referenced.add(c)
+                return Select(Ref(ref.call, ref.path[:k]), fields[0], Ref(c, p), ref.path[k + 1 :])
+        return ref
 
     def _counted(self, parts: tuple[str | tuple[Expr, str], ...]) -> tuple[str | tuple[Expr, str], ...]:
         """A count said beside a listing of a whole list (``"It has 3 item(s): a, b, c"``) is that list's

@@ -265,3 +265,34 @@ def test_what_the_answer_says_of_a_record_it_does_not_quote_is_guarded() -> None
     why = prove_all(source, spec, [cancel_run("bo", "W2", "card_9022175", ["paypal_8847120", "card_9022175"])])
     assert why is not None and "['source'] is 'paypal'" in why.reason
     assert prove_all(source, spec, [cancel_run("dee", "W4", "paypal_8847120", ["paypal_8847120"], 9.0)]) is None
+
+
+def test_an_answer_that_quotes_a_records_id_takes_it_from_where_no_key_needs_it() -> None:
+    # "back to card_7815826": the id is found first under its own key in the customer's cards
+    # (user['cards']['card_7815826']['id']), which only that customer has; the order's payment
+    # names it too, and that source serves every customer
+    def run(user: str, order_id: str, paid_with: str, owned: list[str]) -> Trajectory:
+        traj = cancel_run(user, order_id, paid_with, owned)
+        return traj.model_copy(update={"outcome": Outcome(ok=True, output=f"Cancelled {order_id}: refund to {paid_with}.")})
+
+    spec, source = learn_runs([run("ana", "W1", "card_7815826", ["card_7815826", "paypal_3301782"])], "cancel_order")
+    assert source is not None, spec
+    assert "'card_7815826'" not in source
+    assert "order['payments'][0]['card_id']" in source
+    assert prove_all(source, spec, [run("bo", "W2", "card_9022175", ["paypal_8847120", "card_9022175"])]) is None
+
+
+def test_what_the_answer_says_of_a_record_whose_id_it_quotes_is_guarded() -> None:
+    # the wrong replay this reproduces: "already paid with your PayPal account (credit_card_9784468)".
+    # Quoting the id from the order's payment must still check the record it names is a PayPal account
+    def run(user: str, order_id: str, paid_with: str, owned: list[str]) -> Trajectory:
+        traj = cancel_run(user, order_id, paid_with, owned)
+        kind = "PayPal account" if CARDS[paid_with]["source"] == "paypal" else "card"
+        return traj.model_copy(update={"outcome": Outcome(ok=True, output=f"Refund to your {kind} ({paid_with}).")})
+
+    spec, source = learn_runs([run("ana", "W1", "paypal_3301782", ["card_7815826", "paypal_3301782"])], "cancel_order")
+    assert source is not None, spec
+    assert "pick(user['cards'], 'id', order['payments'][0]['card_id'])['source'] == 'paypal'" in source
+    why = prove_all(source, spec, [run("bo", "W2", "card_9022175", ["paypal_8847120", "card_9022175"])])
+    assert why is not None and "['source'] is 'paypal'" in why.reason
+    assert prove_all(source, spec, [run("dee", "W4", "paypal_8847120", ["paypal_8847120"])]) is None
