@@ -18,7 +18,7 @@ from dataclasses import replace
 from typing import Any
 
 from ._names import _fresh, _unnamed
-from ._template import CHOICE, IGNORED, NEGATION, Slot, TaskTemplate, choices, kind_union, shape_of, slot_kind, union_shape
+from ._template import CHOICE, IGNORED, NEGATION, SNAKE, Slot, TaskTemplate, choices, kind_union, shape_of, slot_kind, union_shape
 from ._trajectory import Trajectory
 
 __all__ = ["CHOICE_SLOT", "generalize", "ignores_data", "joined", "quoted_ignored", "says", "unrepeated", "widened", "wider_slot"]
@@ -293,11 +293,12 @@ def quoted_ignored(template: TaskTemplate, run: Trajectory) -> str | None:
 
 
 def says(text: str, value: str) -> bool:
-    """Whether ``text`` says ``value`` as whole words, in any case and spacing ("a tea kettle" says "Tea Kettle")."""
-    words = value.split()
+    """Whether ``text`` says ``value`` as whole words, in any case and spacing ("a tea kettle" says "Tea Kettle";
+    "your gift card" says the code word ``gift_card``, as a task may write it)."""
+    words = [w for w in re.split(r"[\s_]+", value) if w] if SNAKE.fullmatch(value) else value.split()
     if not words:
         return False
-    pattern = r"\s+".join(map(re.escape, words))
+    pattern = r"[\s_-]+".join(map(re.escape, words)) if SNAKE.fullmatch(value) else r"\s+".join(map(re.escape, words))
     return re.search(rf"(?<![\w.@-]){pattern}(?![\w@-]|\.\w)", text, re.IGNORECASE) is not None
 
 

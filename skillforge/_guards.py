@@ -33,7 +33,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ._spec import At, Expr, Guard, Len, Neg, Param, Ref, Update, Where
+from ._spec import At, Expr, Guard, Len, Neg, Param, Ref, Select, Update, Where
 from ._trajectory import Trajectory
 from ._values import (
     _ISO_DATE,
@@ -274,7 +274,8 @@ def derive_guards(
                 v = _get(traj.calls[ref.call].result, ref.path)
                 if _number(v) and type(v) is not bool and Guard("digits", ref.path, digits(v)) not in guards[ref.call]:
                     guards[ref.call].append(Guard("digits", ref.path, digits(v)))
-    for at, g in _comparisons(traj, args, params or {}) + _cross_reads(traj, params or {}) + _shared_ids(traj):
+    found = _comparisons(traj, args, params or {}) + _cross_reads(traj, params or {}) + _shared_ids(traj)
+    for at, g in found + _picked(traj, args, output, params or {}):
         if g not in guards[at]:
             guards[at].append(g)
     return [tuple(g) for g in guards]
@@ -317,6 +318,51 @@ def _comparisons(
                     a, b = pair
                     extra = (True,) if type(leaf) is str and not _ISO_DATE.fullmatch(leaf) else ()  # money as text
                     out.append((max(j, known), Guard("cmp", path, (j, lhs, (a > b) - (a < b), *extra))))
+    return out
+
+
+def _picked(
+    traj: Trajectory, args: list[tuple[tuple[str, Expr], ...]], output: Expr, params: dict[str, Any]
+) -> list[tuple[int, Guard]]:
+    """How the numbers of a record a predicate picks compare with the numbers read before the first write.
+
+    "Pay with my gift card" picks the customer's gift card (``pick(user['methods'], 'source',
+    method_source)``), and its balance against the order's total decides whether the agent pays
+    with it: another customer's card, holding less than the order costs, is another decision
+    (``require(pick(...)['balance'] > order['total'])``). The records of an id-keyed dict get no
+    other fact of their numbers. Compared with the whole numbers and amounts of each read (not
+    numeric texts: a zip code is no limit), and with those the run's calls or answer quote. Only the
+    records of dicts: the element of a list a task value picks is compared by ``_cross_reads``."""
+    tops = [e for step in args for _n, e in step] + [output]
+    selects = {Select(e.seq, e.field, e.key, (), e.also) for top in tops for e in walk_exprs(top) if isinstance(e, Select)}
+    results = [c.result for c in traj.calls]
+    first_write = min((i for i, c in enumerate(traj.calls) if not traj.tools.get(c.tool, _WRITE).read), default=len(traj.calls))
+    quoted = {(r.call, r.path) for top in tops for r in refs_in(top)}
+    out: list[tuple[int, Guard]] = []
+    for select in sorted(selects, key=repr):
+        known = max(r.call for r in refs_in(select))
+        try:
+            element = evaluate(select, results, params)
+        except (KeyError, IndexError, TypeError, ValueError):
+            continue
+        if type(element) is not dict or known >= first_write or type(_get(results[select.seq.call], select.seq.path)) is not dict:
+            continue  # an element of a list a task value picks has its numbers compared already (``_numbers``)
+        for field in sorted(element):
+            v = element[field]
+            if type(v) not in (int, float):
+                continue
+            lhs = Select(select.seq, select.field, select.key, (field,), select.also)
+            for j in range(first_write):
+                if not traj.tools.get(traj.calls[j].tool, _WRITE).read:
+                    continue
+                beside = [(p, w) for p, w in _numbers(results[j], []) if type(w) in (int, float)]
+                beside += [(p, _get(results[j], p)) for c, p in sorted(quoted, key=repr) if c == j and type(_get(results[j], p)) in (int, float)]
+                for path, w in dict.fromkeys(beside):
+                    if w in _leaves(traj.calls[j].args):
+                        continue
+                    g = Guard("cmp", path, (j, lhs, (v > w) - (v < w)))
+                    if (max(j, known), g) not in out:
+                        out.append((max(j, known), g))
     return out
 
 
@@ -536,6 +582,11 @@ def observe(g: Guard, result: Any, params: dict[str, Any], results: list[Any] | 
         if isinstance(lhs, Len):
             seq = _get(results[lhs.seq.call], lhs.seq.path, params)
             amount = len(seq) if type(seq) is list else None
+        elif isinstance(lhs, Select):  # a number of the record a predicate picked
+            try:
+                amount = evaluate(lhs, results, params)
+            except (KeyError, IndexError, TypeError, ValueError):
+                return MISSING
         else:
             amount = params.get(lhs.name) if isinstance(lhs, Param) else _get(results[lhs.call], lhs.path, params)
         pair = _as_ordered(amount, _get(results[call], g.path, params))

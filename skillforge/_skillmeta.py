@@ -33,7 +33,7 @@ _DOTTED = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 _QUALNAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.(?:[A-Za-z_][A-Za-z0-9_]*|<locals>))*")
 KINDS = frozenset(SLOT_PATTERNS) | {CHOICE, IGNORED, LIST}
 TYPES = frozenset({"str", "int", "float", "dict", "list"})
-_TEXT_TRANSFORMS = frozenset({None, "lower", "upper", "title", "squash"})
+_TEXT_TRANSFORMS = frozenset({None, "lower", "upper", "title", "squash", "snake"})
 _NUMERIC = frozenset({"int", "number", "money"})
 _PLAIN_NUMBER_SHAPE = re.compile(r"-?9(?:\.9)?|0")
 _MONEY_SHAPE = re.compile(r"-?\$?9(?:\.9)?|\$?0")
@@ -203,7 +203,7 @@ def _wanted(kind: str, typ: str, how: str | None, shapes: list[str]) -> str | No
             return str(e)
         return None if typ == "str" else "an affixed slot has type 'str' (the text with its affix)"
     if how not in _TEXT_TRANSFORMS:
-        return "transforms are lower, upper, title, squash, number, literal, date, date:YEAR, affix:BEFORE{}AFTER and each:SEPARATORS"
+        return "transforms are lower, upper, title, squash, snake, number, literal, date, date:YEAR, affix:BEFORE{}AFTER and each:SEPARATORS"
     if typ in ("int", "float"):
         if how is not None or kind not in ("int", "number") or (typ == "int" and kind != "int"):
             return "type 'int' is for kind 'int' and type 'float' for kinds int and number (as written: no transform)"

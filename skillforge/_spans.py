@@ -6,7 +6,7 @@ import itertools
 import re
 from typing import Any
 
-from ._template import DATE_PATTERN, SLOT_PATTERNS, parse_date, parse_mapping, parse_number, slot_kind
+from ._template import DATE_PATTERN, SLOT_PATTERNS, SNAKE, parse_date, parse_mapping, parse_number, slot_kind
 
 __all__ = ["TOKEN_END", "TOKEN_START", "TaskSpans", "pieces"]
 
@@ -82,6 +82,10 @@ class TaskSpans:
                     # writes all in capitals or all in lower case ("AARAV", "yusuf" for "Aarav", "Yusuf").
                     # A capitalised word written as is may be only the first word of a sentence.
                     out.append((m.start(), m.end(), kind, "title"))
+            if SNAKE.fullmatch(value):  # a code word written as words: "gift card", "Gift-Card" for 'gift_card'
+                words = r"[\s-]+".join(re.escape(w) for w in value.split("_"))
+                for m in re.finditer(rf"{TOKEN_START}{words}{TOKEN_END}", task, re.IGNORECASE):
+                    out.append((m.start(), m.end(), slot_kind(m.group()), "snake"))
             if _ISO_DATE.fullmatch(value):
                 year = int(value[:4])
                 for m in re.finditer(rf"(?<![\w/-])(?:{DATE_PATTERN})(?![\w/-])", task, re.IGNORECASE):

@@ -461,6 +461,9 @@ def parse_mapping(raw: str) -> dict[str, Any] | None:
     return value
 
 
+SNAKE = re.compile(r"[a-z]+(?:_[a-z]+)+")  # a code word of several words ("gift_card"), which a task writes as words
+
+
 def transform(raw: str, how: str | None) -> Any:
     """Apply a slot's normalisation to the text it bound (None if the text does not convert)."""
     if how is None:
@@ -473,6 +476,8 @@ def transform(raw: str, how: str | None) -> Any:
         return raw.title()
     if how == "squash":
         return " ".join(raw.split())
+    if how == "snake":
+        return "_".join(re.split(r"[\s-]+", raw.strip().lower()))
     if how == "number":
         return parse_number(raw)
     if how == "literal":
@@ -522,7 +527,8 @@ class Slot:
 
     ``transform`` is None (the text as written), ``"lower"`` / ``"upper"`` / ``"title"`` (case:
     "cycling helmet" for a record's "Cycling Helmet"),
-    ``"squash"`` (runs of whitespace as one space),
+    ``"squash"`` (runs of whitespace as one space), ``"snake"`` (a code word written as words:
+    "Gift card" for ``'gift_card'``),
     ``"number"`` (``$1,200.50`` → 1200.5), ``"date"`` / ``"date:YEAR"`` (to ISO,
     with a year learned from the run when the task gives none) or ``"affix:BEFORE{}AFTER"``
     (the value is the text with what the run added around it: "4820" binds "INC-4820" under

@@ -7,6 +7,7 @@ pick both by what the task says, never by where they happened to sit in the lear
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -296,3 +297,88 @@ def test_what_the_answer_says_of_a_record_whose_id_it_quotes_is_guarded() -> Non
     why = prove_all(source, spec, [run("bo", "W2", "card_9022175", ["paypal_8847120", "card_9022175"])])
     assert why is not None and "['source'] is 'paypal'" in why.reason
     assert prove_all(source, spec, [run("dee", "W4", "paypal_8847120", ["paypal_8847120"])]) is None
+
+
+# -- a record the task names by a code word it writes as words: "my gift card" for source 'gift_card' --
+SWITCH_TOOLS = {
+    "get_user": ToolRef(module="shop", qualname="get_user", read=True, params=("user_id",)),
+    "pay_with": ToolRef(module="shop", qualname="pay_with", params=("order_id", "method_id")),
+}
+
+
+def switch_run(user: str, order_id: str, said: str, owned: dict[str, dict[str, Any]], to: str) -> Trajectory:
+    """The agent's run of "For USER, pay #ORDER with my SAID.": it pays with the method ``to``."""
+    return Trajectory(
+        task=f"For {user}, pay #{order_id} with my {said}.",
+        calls=[
+            Call(tool="get_user", args={"user_id": user}, result={"name": user, "methods": owned}),
+            Call(tool="pay_with", args={"order_id": f"#{order_id}", "method_id": to}, result={"ok": True}),
+        ],
+        outcome=Outcome(ok=True, output=f"Paid #{order_id} with {to}."),
+        tools=SWITCH_TOOLS,
+    )
+
+
+def _methods(*ids: str) -> dict[str, dict[str, Any]]:
+    return {i: {"id": i, "source": i.rsplit("_", 1)[0], "balance": 10.0} for i in ids}
+
+
+def test_a_code_word_the_task_writes_as_words_picks_the_record() -> None:
+    # "my gift card" says the method's source 'gift_card': the skill picks the customer's gift card by
+    # it, never by the key it had in the learned run (which only that customer has)
+    spec, source = learn_runs([switch_run("ana", "W1", "gift card", _methods("gift_card_7", "paypal_3"), "gift_card_7")], "pay_with")
+    assert source is not None, spec
+    assert "'gift_card_7'" not in source
+    assert "pick(user['methods'], 'source', " in source
+    assert spec.template == "For {user_id}, pay {order_id} with my {method_source}."
+    other = switch_run("bo", "W2", "Gift Card", _methods("paypal_8", "gift_card_9"), "gift_card_9")
+    assert prove_all(source, spec, [other]) is None
+    # two gift cards: which one is not the learned decision
+    two = switch_run("cy", "W3", "gift card", _methods("gift_card_1", "gift_card_2"), "gift_card_1")
+    why = prove_all(source, spec, [two])
+    assert why is not None and "2 elements have source == 'gift_card'" in why.reason
+
+
+def test_a_forge_pays_with_the_gift_card_of_each_customer_and_never_past_its_balance(tmp_path: Path) -> None:
+    from tests.shadowing import Harness
+    from tests.toolsets import wallet as w
+
+    harness = Harness(w)
+    world = w.world(
+        w.customer("ana_ruiz_1", "ana@x.io", ["W1"], gift_card_7017712=80.0, paypal_3301782=None),
+        w.customer("bo_li_2", "bo@x.io", ["W2"], paypal_8847120=None, gift_card_9021175=120.0),
+        w.customer("cy_park_3", "cy@x.io", ["W3"], gift_card_4410923=5.0),
+        w.order("W1", 50.0, "paypal_3301782"), w.order("W2", 60.0, "paypal_8847120"), w.order("W3", 30.0, "gift_card_4410923"),
+    )
+    forge = harness.forge(tmp_path, w.agent)
+    harness.learn(forge, "Email ana@x.io. Please pay order W1 with my gift card.", world)
+    # another customer's gift card, under another id: served, as the agent does
+    sh = harness.check(forge, "Email bo@x.io. Please pay order W2 with my Gift Card.", world)
+    assert sh.result.source == "skill", sh.describe()
+    # a gift card that does not cover the order: never paid with it (the check asserts the agent's answer)
+    sh = harness.check(forge, "Email cy@x.io. Please pay order W3 with my gift card.", world)
+    assert sh.result.source != "skill" and sh.writes == [], sh.describe()
+
+
+def test_a_picked_records_numbers_are_compared_with_the_numbers_read_before_the_write() -> None:
+    tools = {**SWITCH_TOOLS, "get_order": ToolRef(module="shop", qualname="get_order", read=True, params=("order_id",))}
+
+    def run(user: str, balance: float, total: float) -> Trajectory:
+        owned = {"gift_card_7017712": {"id": "gift_card_7017712", "source": "gift_card", "balance": balance}}
+        return Trajectory(
+            task=f"For {user}, pay #W1 with my gift card.",
+            calls=[
+                Call(tool="get_user", args={"user_id": user}, result={"name": user, "methods": owned}),
+                Call(tool="get_order", args={"order_id": "#W1"}, result={"status": "pending", "total": total}),
+                Call(tool="pay_with", args={"order_id": "#W1", "method_id": "gift_card_7017712"}, result={"ok": True}),
+            ],
+            outcome=Outcome(ok=True, output="Done."),
+            tools=tools,
+        )
+
+    spec, source = learn_runs([run("ana_ruiz_1", 80.0, 50.0)], "pay_with")
+    assert source is not None, spec
+    assert "require(pick(user['methods'], 'source', method_source)['balance'] > order['total']" in source
+    why = prove_all(source, spec, [run("bo_li_2", 5.0, 30.0)])
+    assert why is not None and "is more than order['total']" in why.reason
+    assert prove_all(source, spec, [run("bo_li_2", 500.0, 30.0)]) is None
