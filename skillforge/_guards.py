@@ -342,10 +342,10 @@ def _picked(
     for select in sorted(selects, key=repr):
         known = max(r.call for r in refs_in(select))
         try:
-            element = evaluate(select, results, params)
+            element, seq = evaluate(select, results, params), evaluate(select.seq, results, params)
         except (KeyError, IndexError, TypeError, ValueError):
             continue
-        if type(element) is not dict or known >= first_write or type(_get(results[select.seq.call], select.seq.path)) is not dict:
+        if type(element) is not dict or known >= first_write or type(seq) is not dict:
             continue  # an element of a list a task value picks has its numbers compared already (``_numbers``)
         for field in sorted(element):
             v = element[field]

@@ -382,3 +382,26 @@ def test_a_picked_records_numbers_are_compared_with_the_numbers_read_before_the_
     why = prove_all(source, spec, [run("bo_li_2", 5.0, 30.0)])
     assert why is not None and "is more than order['total']" in why.reason
     assert prove_all(source, spec, [run("bo_li_2", 500.0, 30.0)]) is None
+
+
+def test_a_record_picked_inside_a_picked_record_has_its_numbers_compared() -> None:
+    # the item a task names, inside the store the task names (a selection over a selection): found in
+    # tau-bench retail's exchanges, where learning failed on it
+    from skillforge._guards import derive_guards
+    from skillforge._spec import Const, Param, Ref, Select
+
+    stores = {"s_1": {"id": "s_1", "items": {"k_1234567": {"id": "k_1234567", "name": "kettle", "price": 30.0}}}}
+    traj = Trajectory(
+        task="Buy the kettle at s_1 with 50.",
+        calls=[
+            Call(tool="get_user", args={"user_id": "u"}, result={"stores": stores, "limit": 40.0}),
+            Call(tool="pay_with", args={"order_id": "k_1234567", "method_id": "m"}, result={"ok": True}),
+        ],
+        outcome=Outcome(ok=True, output="Done."),
+        tools=SWITCH_TOOLS,
+    )
+    store = Select(Ref(0, ("stores",)), "id", Param("store"), ("items",))
+    item = Select(store, "name", Param("item"), ("id",))
+    guards = derive_guards(traj, [(), (("order_id", item), ("method_id", Const("m")))], Const("Done."), {"store": "s_1", "item": "kettle"})
+    price = Select(store, "name", Param("item"), ("price",))
+    assert any(g.kind == "cmp" and g.value == (0, price, -1) and g.path == ("limit",) for g in guards[0]), guards[0]
