@@ -6,7 +6,8 @@ product's variants) is lifted as the element a predicate picks, never as its pos
 - a field of the element equals a task value or an earlier value, with every other dict the
   task gives of it (``pick(order['items'], 'name', item_name, 'options', item_options)``);
 - its dict field equals a dict read before with the fields a dict in the task changes
-  (``pick(product['variants'], 'options', updated(item['options'], changes))``).
+  (``pick(product['variants'], 'options', updated(item['options'], changes))``), or with one
+  field set to a value the task says ("the same one in brown": ``{'color': color}``).
 
 A mixin of the lifter (``_lifting._Lifter``), which holds the run's results and spans.
 """
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ._spec import Expr, Guard, Param, Ref, Select, Update
+from ._spec import DictOf, Expr, Guard, Param, Ref, Select, Update
 from ._values import _categorical, collection, evaluate, one, walk_exprs
 
 if TYPE_CHECKING:
@@ -147,7 +148,7 @@ class Selecting:
         a dict in the task gives changed: ``pick(variants, 'options', updated(item['options'], changes))``.
         The base dict is read outside the collection, and exactly one element matches."""
         if not self.task_dicts:
-            return None
+            return self._one_changed(value, hint)
         for c, p in self.sources.get(f"{type(value).__name__}:{value!r}", []):
             for j in range(len(p) - 1, -1, -1):
                 container = _dig(self.results[c], p[:j])
@@ -179,6 +180,55 @@ class Selecting:
                         self.referenced.add(c)
                         return select
         return None
+
+    def _one_changed(self, value: Any, hint: str) -> Select | None:
+        """A value inside one element of an id-keyed collection (a product's variants), as the element
+        whose dict field (``options``) is a dict read before (the old item's options) with one field set
+        to a value the task says ("the same one in brown"): ``pick(variants, 'options',
+        updated(item['options'], {'color': color}))``. Exactly one field may differ from the base, and
+        exactly one element may match; the field's name is the learned constant."""
+        for c, p in self.sources.get(f"{type(value).__name__}:{value!r}", []):
+            if not own_key(value, p) and not any(type(k) is str and self.keys.get(k) == p[:j] for j, k in enumerate(p)):
+                continue  # only an element under its own id, which no task names
+            for j in range(len(p) - 2, -1, -1):
+                container = _dig(self.results[c], p[:j])
+                if type(container) is not dict or not collection(container) or type(container.get(p[j])) is not dict:
+                    continue
+                element = container[p[j]]
+                for field in sorted(element):
+                    target = element[field]
+                    if type(target) is not dict or not target or p[j + 1 : j + 2] == (field,):
+                        continue
+                    if not one([e for e in container.values() if type(e) is dict and e.get(field) == target]):
+                        continue
+                    if self._read_before(target, c):
+                        continue  # the very dict was read before (the old item's options): nothing changed
+                    for k in sorted(target):
+                        v = target[k]
+                        if type(v) is not str:
+                            continue
+                        base = self._base(target, {k: v}, (c, p[:j]))
+                        if base is None:
+                            continue
+                        said = self._param(v, k)
+                        if said is None:
+                            continue
+                        select = Select(Ref(c, p[:j]), field, Update(base, DictOf(((k, said),))), p[j + 1 :])
+                        self.selected[(c, p[:j], p[j])] = select
+                        self.referenced.add(c)
+                        return select
+        return None
+
+    def _read_before(self, target: dict[str, Any], call: int) -> bool:
+        """Whether a call before ``call`` returned a dict equal to ``target``."""
+        for c, result in self.results.items():
+            stack = [result] if c < call else []
+            while stack:
+                v = stack.pop()
+                if v == target:
+                    return True
+                stack.extend(v.values() if type(v) is dict else v if type(v) is list else ())
+        return False
 
     def _claimed(self, start: int, end: int, value: dict[str, Any]) -> bool:
         """Whether the task's dict at ``start:end`` already feeds another parameter."""

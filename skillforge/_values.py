@@ -102,6 +102,8 @@ def evaluate(expr: Expr, results: list[Any], params: dict[str, Any]) -> Any:
         return params[expr.name]
     if isinstance(expr, Ref):
         return _at(results[expr.call], expr.path)
+    if isinstance(expr, DictOf):  # the fields a task value sets: {'color': color}
+        return {k: evaluate(v, results, params) for k, v in expr.items}
     if isinstance(expr, Update):
         base, change = evaluate(expr.base, results, params), evaluate(expr.change, results, params)
         if type(base) is not dict or type(change) is not dict:

@@ -405,3 +405,38 @@ def test_a_record_picked_inside_a_picked_record_has_its_numbers_compared() -> No
     guards = derive_guards(traj, [(), (("order_id", item), ("method_id", Const("m")))], Const("Done."), {"store": "s_1", "item": "kettle"})
     price = Select(store, "name", Param("item"), ("price",))
     assert any(g.kind == "cmp" and g.value == (0, price, -1) and g.path == ("limit",) for g in guards[0]), guards[0]
+
+
+KETTLES = {i: {"item_id": i, "options": o, "available": True} for i, o in (
+    ("4458619711", {"color": "red", "size": "S"}), ("9747045638", {"color": "blue", "size": "S"}),
+    ("2820119811", {"color": "blue", "size": "L"}),
+)}
+
+
+def same_one_in(order_id: str, old: str, colour: str, new: str | None) -> Trajectory:
+    """An agent's run of "For #order, swap the Kettle for the same one in COLOUR." (no variant: no call)."""
+    order = {"id": order_id, "items": [{"name": "Kettle", "item_id": old, "options": KETTLES[old]["options"]}]}
+    calls = [
+        Call(tool="get_order", args={"order_id": order_id}, result=order),
+        Call(tool="get_product", args={"product_id": "p"}, result={"variants": KETTLES}),
+    ]
+    if new is not None:
+        calls.append(Call(tool="exchange", args={"order_id": order_id, "item_id": old, "new_item_id": new}, result={"ok": True}))
+    return Trajectory(
+        task=f"For #{order_id}, swap the Kettle for the same one in {colour}.",
+        calls=calls, outcome=Outcome(ok=True, output="Done." if new else "No such kettle."), tools=TOOLS,
+    )
+
+
+def test_the_same_one_in_a_colour_the_task_says_is_the_variant_with_that_option_changed() -> None:
+    # "the same one in blue": the variant whose options are the old item's with the colour the task says,
+    # never the id the new variant had in the learned run
+    spec, source = learn([same_one_in("1", "4458619711", "blue", "9747045638")])
+    assert "pick(product['variants'], 'options', updated(pick(order['items'], 'name', item_name)['options'], {'color': color}))['item_id']" in source
+    assert "9747045638" not in source.split("exchange_result = exchange(", 1)[1]
+    assert prove_all(source, spec, [same_one_in("2", "4458619711", "blue", "9747045638")]) is None  # another order
+    why = prove_all(source, spec, [same_one_in("3", "4458619711", "green", None)])  # no green kettle: the pick stops
+    assert why is not None and "no element has options ==" in why.reason, why
+    # a kettle of another colour changed to another: after a run showed it, one skill does both
+    spec, source = learn([same_one_in("1", "4458619711", "blue", "9747045638"), same_one_in("4", "9747045638", "red", "4458619711")])
+    assert prove_all(source, spec, [same_one_in("5", "9747045638", "red", "4458619711")]) is None
