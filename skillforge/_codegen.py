@@ -726,7 +726,7 @@ def render_skill(spec: SkillSpec) -> str:
         template_doc="".join([_doc_text(spec.template), *(f"\n   or: {_doc_text(text)}" for text, _slots in file_phrasings(spec))]),
         runs_phrase=f"{n_runs} recorded run{'s' if n_runs != 1 else ''}" + (
             f" (its guards also rest on {len(spec.evidence)} run{'s' if len(spec.evidence) != 1 else ''} of the same request "
-            "by another route)" if spec.evidence else ""),
+            "by another route or phrasing)" if spec.evidence else ""),
         task_doc=_doc_text(spec.task),
         imports=_imports(spec),
         meta=_meta(spec),

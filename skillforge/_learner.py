@@ -18,7 +18,7 @@ from ._codegen import render_skill, skill_meta
 from ._compile import Compiled, Rejected, admit, admit_file, prove_all
 from ._exceptions import SkillFileError, SkillforgeSignal
 from ._antiunify import _TOKEN, generalize, ignores_data, joined, quoted_ignored, widened
-from ._learning import _walk_all, named, renamed_template, route_key, same_program, spec_from_runs, without_idle_reads
+from ._learning import _walk_all, lends_evidence, named, renamed_template, route_key, same_program, spec_from_runs, without_idle_reads
 from ._joins import unlisted
 from ._lists import substitute
 from ._library import MetaCache, SkillFile, content_key, skill_from
@@ -833,7 +833,7 @@ class Learning:
     ) -> SkillSpec:
         """``spec`` learned again with the runs of the same request by other identification routes as
         evidence for its facts (see ``spec_from_runs``), where there are any; else ``spec``."""
-        evidence = self._evidence(spec)
+        evidence = self._evidence(spec, {run.hash for run in runs})
         if not evidence:
             return spec
         wider = spec_from_runs(
@@ -844,9 +844,9 @@ class Learning:
             return spec
         return wider
 
-    def _evidence(self, spec: SkillSpec) -> tuple[Trajectory, ...]:
-        """The runs of other skills that made ``spec``'s calls after a first call of their own, from the
-        same sources, and gave its answer (``route_key``), by skill name and run order."""
+    def _evidence(self, spec: SkillSpec, own: set[str]) -> tuple[Trajectory, ...]:
+        """The runs of other skills that lend ``spec`` (learned from the runs hashed ``own``) evidence
+        (``lends_evidence``), by skill name and run order."""
         key = route_key(spec)
         if key is None:
             return ()
@@ -863,9 +863,7 @@ class Learning:
                 if lifted is None:
                     continue
                 theirs, run = lifted
-                if route_key(theirs) == key and (theirs.steps[0].tool, theirs.steps[0].args) != (
-                    spec.steps[0].tool, spec.steps[0].args
-                ):
+                if lends_evidence(spec, theirs, run, own):
                     out.append(run)
         return tuple(out)
 

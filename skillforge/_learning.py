@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 import string
+from collections.abc import Collection
 from dataclasses import replace
 from typing import Any
 
@@ -54,9 +55,10 @@ def spec_from_runs(
     each run is lifted with the first of ``template`` and them that binds its task, and the
     runs make one skill if they made the same calls from the same sources.
 
-    ``evidence`` are runs of the same request reached by another identification route: the same
-    calls after their first (a customer found by email in one, by name and zip in another), from
-    the same sources, and the same answer. What they observed is added to the values the skill's
+    ``evidence`` are runs of the same request in other skills (``lends_evidence``): reached by another
+    identification route (a customer found by email in one, by name and zip in another) or said in a
+    phrasing learned on its own, with the same calls after their first, from the same sources, and
+    the same answer. What they observed is added to the values the skill's
     switch-like and attribute-like facts took in runs that acted alike (never a fact of their own:
     the first call differs; and never a run the skill must reproduce).
     """
@@ -224,6 +226,16 @@ def route_key(spec: SkillSpec) -> str | None:
     if len(spec.steps) < 2:
         return None
     return repr(([(st.tool, st.args, st.each) for st in spec.steps[1:]], spec.output))
+
+
+def lends_evidence(spec: SkillSpec, theirs: SkillSpec, run: Trajectory, own: Collection[str]) -> bool:
+    """Whether ``run`` of another skill (lifted there as ``theirs``) is evidence for the facts of ``spec``
+    (learned from the runs hashed ``own``): it made the same calls after the first, from the same
+    sources, and gave the same answer (``route_key``), whether it found the customer by another
+    route or was said in a phrasing of a file of its own; and it is none of the skill's own runs
+    (a run is evidence once, or its own)."""
+    key = route_key(spec)
+    return key is not None and route_key(theirs) == key and run.hash not in own
 
 
 def settle(specs: list[SkillSpec]) -> dict[Site, tuple[Expr, tuple[Expr, ...]]] | None:

@@ -16,7 +16,7 @@ import pytest
 
 from skillforge import Forge
 from skillforge._codegen import render_skill
-from skillforge._learning import route_key, spec_from_runs
+from skillforge._learning import lends_evidence, route_key, spec_from_runs
 from skillforge._library import Library
 from skillforge._lifting import Rejected, discover_template
 from skillforge._trajectory import Call, Outcome, ToolRef, Trajectory
@@ -112,6 +112,21 @@ def test_runs_that_made_other_calls_after_the_first_are_no_evidence() -> None:
     assert "== 'Austin'" in body and "order['express'] is False" in body
 
 
+def test_runs_of_the_same_program_in_other_skills_lend_evidence_and_the_skills_own_runs_do_not() -> None:
+    by_email, _ = learned([run(1, "Austin", False, False)])
+    # by phone; by email in another phrasing, which a file of its own holds: the same calls after the first
+    other_phrasing = run(6, "Fresno", True, False)
+    other_phrasing = other_phrasing.model_copy(update={"task": other_phrasing.task.replace("Please cancel", "Kindly cancel")})
+    for lender in (PHONE_RUNS[0], other_phrasing):
+        theirs, _ = learned([lender])
+        assert lends_evidence(by_email, theirs, lender, own=set(by_email.runs))
+    # a run of the skill's own is evidence once: as its own run
+    assert not lends_evidence(by_email, by_email, run(1, "Austin", False, False), own=set(by_email.runs))
+    # another program (refused: no cancel) lends nothing
+    refused, _ = learned([run(5, "El Paso", True, True, refused=True)])
+    assert not lends_evidence(by_email, refused, run(5, "El Paso", True, True, refused=True), own=set(by_email.runs))
+
+
 def test_skills_of_one_request_by_two_routes_share_a_route_key() -> None:
     by_email, _ = learned([run(1, "Austin", False, False)])
     by_phone, _ = learned([PHONE_RUNS[0]])
@@ -146,7 +161,7 @@ def test_a_skill_serves_what_the_other_routes_runs_showed_and_never_a_combinatio
     by_email = next(s for s in skills.values() if "find_by_email" in s.tools)
     by_phone = next(s for s in skills.values() if "find_by_phone" in s.tools)
     assert len(skills) == 2 and set(by_email.meta["evidence"]) == set(by_phone.runs)
-    assert "also rest on 3 runs of the same request by another route" in by_email.source
+    assert "also rest on 3 runs of the same request by another route or phrasing" in by_email.source
 
     # express, not prepaid, in a city no email run saw: a phone run showed it, so the skill serves it
     result, same = shadowed(forge, tmp, "I'm fay@example.com. Please cancel order #W61.")
