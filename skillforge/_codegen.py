@@ -450,6 +450,19 @@ class _Renderer:
             return [self.guard(var, g, "") for g in guards]
         return [self.guard("", g, "") for g in guards if g.kind in ("agree", "apart", "written")]
 
+    def reached(self, i: int) -> list[str]:
+        """Before a read whose guards wait for the branch the runs took: that the elements its arguments
+        take by position are there, as in every run (a shorter list stops the skill at a guard, not at
+        an IndexError inside the call's arguments)."""
+        out: list[str] = []
+        for _k, top in self.spec.steps[i].args:
+            for e in walk_exprs(top):
+                if isinstance(e, Ref) and any(type(k) is int for k in e.path):
+                    has = next((g for g in self.spec.steps[e.call].guards if g.kind == "has" and g.path == e.path), None)
+                    lines = self.guards(e.call, (has,)) if has is not None else []
+                    out.extend(line for line in lines if line not in out)
+        return out
+
     def call(self, i: int, guards: bool = True) -> list[str]:
         step = self.spec.steps[i]
         ref = self.spec.tools[step.tool]
@@ -792,6 +805,7 @@ def _body(spec: SkillSpec) -> list[str]:
         if i > last or i < shared:
             body.extend(r.call(i))
             continue
+        body.extend(r.reached(i))
         body.extend(r.call(i, guards=False))  # the guards of the branch taken, once it is known which (all reads)
         for early in spec.early:
             if early.after == i:

@@ -294,3 +294,43 @@ def test_a_field_the_write_returned_as_it_was_read_is_judged_by_every_run_that_r
                if isinstance(r.calls[1].result, dict) else r for r in runs]
     source = render_skill(learned(changed))
     assert "pay_result['city'] == 'Hub'" in source
+
+
+# -- a read before the branch point that takes an element by position --------------------
+LATEST_TOOLS = {
+    "find_user": ToolRef(module="shop", qualname="find_user", read=True, params=("email",)),
+    "get_user": ToolRef(module="shop", qualname="get_user", read=True, params=("user_id",)),
+    "get_order": ToolRef(module="shop", qualname="get_order", read=True, params=("order_id",)),
+}
+
+
+def latest_run(email: str, orders: list[str], status: str) -> Trajectory:
+    """"Where's my latest order? Email: ...": the agent reads the customer's last order; a delivered
+    one is told with its tracking number, a pending one as not shipped yet."""
+    user_id = email.split("@")[0].replace(".", "_") + "_1234"
+    order = {"order_id": orders[-1], "status": status, "tracking": ["449182730043"] if status == "delivered" else []}
+    said = f"Order {orders[-1]} was delivered; tracking 449182730043." if status == "delivered" else f"Order {orders[-1]} hasn't shipped yet."
+    return Trajectory(
+        task=f"Where's my latest order? Email: {email}",
+        calls=[
+            Call(tool="find_user", args={"email": email}, result=user_id),
+            Call(tool="get_user", args={"user_id": user_id}, result={"user_id": user_id, "orders": orders}),
+            Call(tool="get_order", args={"order_id": orders[-1]}, result=order),
+        ],
+        outcome=Outcome(ok=True, output=said), tools=LATEST_TOOLS,
+    )
+
+
+def test_a_read_before_the_branch_checks_the_element_it_takes_by_position_is_there() -> None:
+    from tests.test_learning import learn
+
+    runs = [latest_run("ana.ruiz@x.io", ["#W1000001", "#W1000002"], "delivered"),
+            latest_run("bo.li@x.io", ["#W2000001", "#W2000002"], "pending")]
+    spec, source = learn(runs, "latest_order")
+    assert source is not None and "if " in source.split("def latest_order", 1)[1], spec
+    body = source.split("def latest_order", 1)[1]
+    check = "require(has(user_2, 'orders', 1, kind='str')"
+    assert check in body and body.index(check) < body.index("order = get_order(order_id=user_2['orders'][1])"), body
+    # a customer with one order: stopped by that guard before the read, not by an IndexError in its arguments
+    why = prove_all(source, spec, [latest_run("cy.park@x.io", ["#W3000001"], "pending")])
+    assert why is not None and "user_2['orders'][1] is a str" in why.reason, why
