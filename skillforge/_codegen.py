@@ -406,6 +406,15 @@ class _Renderer:
                 cond = f"{code} is None" if " " not in code else f"({code}) is None"
             else:
                 cond = f"({code}) in ({', '.join(_literal(fact.kind, v) for v in values)}{',' if len(values) == 1 else ''})"
+        reach = []  # an element a fact takes by position must be there, or the runs' world is not this one
+        for call, fact in facts:
+            last = max((j for j, k in enumerate(fact.path) if type(k) is int), default=None)
+            var = self.vars.get(call)
+            if last is not None and var and all(type(k) in (str, int) for k in fact.path[: last + 1]):
+                check = f"has({var}{''.join(f', {k!r}' for k in fact.path[: last + 1])})"
+                reach += [check] if check not in reach else []
+        if reach:
+            cond = " and ".join([*reach, f"({cond})" if " and " in cond or " or " in cond else cond])
         wrote = any(not self.spec.tools[st.tool].read for st in self.spec.steps[: early.after + 1])
         where = "took this way" if early.steps else "answered so" if wrote else "stopped here"
         lines = [f"if {cond}:  # as the runs that {where} saw it"]

@@ -41,8 +41,8 @@ _KINDS: dict[str, frozenset[type]] = {
 }
 
 
-def has(value: object, *path: object, kind: str) -> bool:
-    """Whether ``value[path[0]][path[1]]...`` exists and is of ``kind``.
+def has(value: object, *path: object, kind: str | None = None) -> bool:
+    """Whether ``value[path[0]][path[1]]...`` exists and is of ``kind`` (of any kind, without one).
 
     Kinds: ``str``, ``number`` (int or float, not bool), ``bool``, ``null``, ``list``, ``dict``.
 
@@ -50,6 +50,8 @@ def has(value: object, *path: object, kind: str) -> bool:
         >>> has({"items": [{"price": 9.5}]}, "items", 0, "price", kind="number")
         True
         >>> has({"items": []}, "items", 0, "price", kind="number")
+        False
+        >>> has({"orders": ["#W1"]}, "orders", 1)
         False
     """
     for key in path:
@@ -62,6 +64,8 @@ def has(value: object, *path: object, kind: str) -> bool:
             value = value[key]  # type: ignore[index]
         else:
             return False
+    if kind is None:
+        return True
     try:
         return type(value) in _KINDS[kind]
     except KeyError:

@@ -334,3 +334,17 @@ def test_a_read_before_the_branch_checks_the_element_it_takes_by_position_is_the
     # a customer with one order: stopped by that guard before the read, not by an IndexError in its arguments
     why = prove_all(source, spec, [latest_run("cy.park@x.io", ["#W3000001"], "pending")])
     assert why is not None and "user_2['orders'][1] is a str" in why.reason, why
+
+
+def test_a_branch_told_apart_by_an_element_taken_by_position_needs_the_element_there() -> None:
+    from tests.test_learning import learn
+
+    # the latest of three orders, the latest of four: two ways, told apart by the element at position 2
+    runs = [latest_run("ana.ruiz@x.io", ["#W1000001", "#W1000002", "#W1000003"], "delivered"),
+            latest_run("bo.li@x.io", ["#W2000001", "#W2000002", "#W2000003", "#W2000004"], "pending")]
+    spec, source = learn(runs, "latest_order")
+    assert source is not None, spec
+    assert "if has(user_2, 'orders', 2) and (user_2['orders'][2]) in ('#W1000003',):" in source, source
+    # one order: no element at position 2, so not the first way; the other way's guards stop the skill
+    why = prove_all(source, spec, [latest_run("cy.park@x.io", ["#W3000001"], "pending")])
+    assert why is not None and "IndexError" not in why.reason and "user_2['orders'][3] is a str" in why.reason, why
