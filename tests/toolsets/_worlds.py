@@ -25,6 +25,15 @@ def dict_world() -> tuple[dict[str, Any], Callable[[dict[str, Any]], None], Call
     return world, load, state
 
 
+def customers_and_orders(parts: tuple[dict[str, Any], ...], order_field: str) -> dict[str, Any]:
+    """A world of customers and orders from records keyed by id, in any order: a record with
+    ``order_field`` is an order."""
+    out: dict[str, Any] = {"customers": {}, "orders": {}}
+    for part in parts:
+        out["orders" if order_field in next(iter(part.values())) else "customers"].update(part)
+    return out
+
+
 def connect(path: Path) -> sqlite3.Connection:
     """A connection to the SQLite world at ``path`` whose rows read by column name."""
     db = sqlite3.connect(path)

@@ -15,7 +15,7 @@ import copy
 import re
 from typing import Any
 
-from tests.toolsets._worlds import dict_world
+from tests.toolsets._worlds import customers_and_orders, dict_world
 
 W, load, state = dict_world()
 
@@ -61,11 +61,7 @@ def order(oid: str, *items: str) -> dict[str, Any]:
 
 def world(*parts: dict[str, Any]) -> dict[str, Any]:
     """A world of customers (``customer``) and orders (``order``), in any order."""
-    out: dict[str, Any] = {"customers": {}, "orders": {}}
-    for part in parts:
-        key = "orders" if "items" in next(iter(part.values())) else "customers"
-        out[key].update(part)
-    return out
+    return customers_and_orders(parts, "items")
 
 
 _TASK = re.compile(r".*I want to send back the (.+?) and the (.+?) I got in order (\w+)\. (\w+) (\w+), (\d+)\.$")

@@ -15,7 +15,7 @@ import copy
 import re
 from typing import Any
 
-from tests.toolsets._worlds import dict_world
+from tests.toolsets._worlds import customers_and_orders, dict_world
 
 W, load, state = dict_world()
 
@@ -62,11 +62,8 @@ def order(oid: str, total: float, method_id: str) -> dict[str, Any]:
 
 
 def world(*parts: dict[str, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {"customers": {}, "orders": {}}
-    for part in parts:
-        key = "orders" if "total" in next(iter(part.values())) else "customers"
-        out[key].update(part)
-    return out
+    """A world of customers (``customer``) and orders (``order``), in any order."""
+    return customers_and_orders(parts, "total")
 
 
 _TASK = re.compile(r"Email (\S+)\. Please pay order (\w+) with my (.+)\.$")
