@@ -833,7 +833,7 @@ class Learning:
     ) -> SkillSpec:
         """``spec`` learned again with the runs of the same request by other identification routes as
         evidence for its facts (see ``spec_from_runs``), where there are any; else ``spec``."""
-        evidence = self._evidence(spec, {run.hash for run in runs})
+        evidence = self._evidence(spec, runs)
         if not evidence:
             return spec
         wider = spec_from_runs(
@@ -844,8 +844,8 @@ class Learning:
             return spec
         return wider
 
-    def _evidence(self, spec: SkillSpec, own: set[str]) -> tuple[Trajectory, ...]:
-        """The runs of other skills that lend ``spec`` (learned from the runs hashed ``own``) evidence
+    def _evidence(self, spec: SkillSpec, own: list[Trajectory]) -> tuple[Trajectory, ...]:
+        """The runs of other skills that lend ``spec`` (learned from the runs ``own``) evidence
         (``lends_evidence``), by skill name and run order."""
         key = route_key(spec)
         if key is None:

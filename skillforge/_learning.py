@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import logging
 import string
-from collections.abc import Collection
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -34,7 +34,7 @@ from ._spec import Expr, Param, SkillSpec
 from ._template import LIST, PHRASING, TaskTemplate
 from ._trajectory import Trajectory
 from ._variants import grouped, variant_name
-from ._wording import literal
+from ._wording import alike_words, literal
 from ._values import _leaves, walk_exprs
 
 logger = logging.getLogger(__name__)
@@ -228,14 +228,18 @@ def route_key(spec: SkillSpec) -> str | None:
     return repr(([(st.tool, st.args, st.each) for st in spec.steps[1:]], spec.output))
 
 
-def lends_evidence(spec: SkillSpec, theirs: SkillSpec, run: Trajectory, own: Collection[str]) -> bool:
+def lends_evidence(spec: SkillSpec, theirs: SkillSpec, run: Trajectory, own: Sequence[Trajectory]) -> bool:
     """Whether ``run`` of another skill (lifted there as ``theirs``) is evidence for the facts of ``spec``
-    (learned from the runs hashed ``own``): it made the same calls after the first, from the same
-    sources, and gave the same answer (``route_key``), whether it found the customer by another
-    route or was said in a phrasing of a file of its own; and it is none of the skill's own runs
-    (a run is evidence once, or its own)."""
+    (learned from the runs ``own``): it made the same calls after the first, from the same sources, and
+    gave the same answer (``route_key``), whether it found the customer by another route or was said in
+    a phrasing learned on its own; the two phrasings' words may take each other's worlds
+    (``alike_words``: "cancel it even if it shipped" lends nothing to "cancel it"); and it is none of
+    the skill's own runs (a run is evidence once, or its own)."""
     key = route_key(spec)
-    return key is not None and route_key(theirs) == key and run.hash not in own
+    if key is None or route_key(theirs) != key or run.hash in {r.hash for r in own}:
+        return False
+    mine, said = (literal(TaskTemplate(s.template, list(s.slots))) for s in (spec, theirs))
+    return alike_words(mine, said, [c.result for r in (run, *own) for c in r.calls])
 
 
 def settle(specs: list[SkillSpec]) -> dict[Site, tuple[Expr, tuple[Expr, ...]]] | None:

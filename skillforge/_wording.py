@@ -33,8 +33,9 @@ from typing import Any
 from ._guards import MISSING
 from ._spec import Guard
 from ._template import NEGATION, TaskTemplate
+from ._values import enum_like
 
-__all__ = ["CONDITION", "Wording", "literal", "shared_worlds", "strict", "worded"]
+__all__ = ["CONDITION", "Wording", "alike_words", "literal", "shared_worlds", "strict", "worded"]
 
 # words that make a request depend on something: never taken as saying the same as other words
 CONDITION = re.compile(
@@ -89,6 +90,31 @@ def strict(text: str, facts: Sequence[tuple[Guard, Sequence[Any]]]) -> bool:
         return True
     mine = _words(text)
     return any(all(_singular(w) in mine for w in name) for g, seen in facts for name in _named(g, seen))
+
+
+def alike_words(mine: str, theirs: str, read: Sequence[Any]) -> bool:
+    """Whether two phrasings, whose literal words are ``mine`` and ``theirs``, may take each other's worlds
+    as far as their words tell: neither holds a negation or a word of condition, and no word one says and
+    the other does not names a text the runs read or a field of theirs that is a switch (``read``: their
+    results; "on hold" and "gift card" name ``on_hold`` and ``gift_card``, "express" names a flag
+    ``express``; words of three letters or more)."""
+    if any(NEGATION.search(t) or CONDITION.search(t) for t in (mine, theirs)):
+        return False
+    differ = {w for w in _words(mine) ^ _words(theirs) if len(w) > 2}
+    if not differ:
+        return True
+    seen: set[str] = set()
+    stack = list(read)
+    while stack and len(seen) < 50_000:
+        v = stack.pop()
+        if type(v) is str:
+            seen |= _words(v.replace("_", " "))
+        elif type(v) is dict:
+            seen |= {w for k, x in v.items() if type(x) is bool or enum_like(x) for w in _words(str(k).replace("_", " "))}
+            stack.extend(v.values())
+        elif type(v) is list:
+            stack.extend(v)
+    return not differ & seen
 
 
 def shared_worlds(

@@ -113,18 +113,28 @@ def test_runs_that_made_other_calls_after_the_first_are_no_evidence() -> None:
 
 
 def test_runs_of_the_same_program_in_other_skills_lend_evidence_and_the_skills_own_runs_do_not() -> None:
-    by_email, _ = learned([run(1, "Austin", False, False)])
+    own = [run(1, "Austin", False, False)]
+    by_email, _ = learned(own)
+
+    def said(k: int, old: str, new: str) -> Trajectory:
+        r = run(k, "Fresno", True, False)
+        return r.model_copy(update={"task": r.task.replace(old, new)})
+
     # by phone; by email in another phrasing, which a file of its own holds: the same calls after the first
-    other_phrasing = run(6, "Fresno", True, False)
-    other_phrasing = other_phrasing.model_copy(update={"task": other_phrasing.task.replace("Please cancel", "Kindly cancel")})
-    for lender in (PHONE_RUNS[0], other_phrasing):
+    for lender in (PHONE_RUNS[0], said(6, "Please cancel", "Kindly cancel")):
         theirs, _ = learned([lender])
-        assert lends_evidence(by_email, theirs, lender, own=set(by_email.runs))
+        assert lends_evidence(by_email, theirs, lender, own)
+    # words that may set a condition, or name what the runs read, lend nothing: "even if it ships express"
+    # may be what let the agent cancel, and "cancel my express order" says which world it was
+    for lender in (said(7, "order #W71.", "order #W71 even if it ships express."), said(8, "cancel order", "cancel my express order")):
+        theirs, _ = learned([lender])
+        assert route_key(theirs) == route_key(by_email)
+        assert not lends_evidence(by_email, theirs, lender, own), lender.task
     # a run of the skill's own is evidence once: as its own run
-    assert not lends_evidence(by_email, by_email, run(1, "Austin", False, False), own=set(by_email.runs))
+    assert not lends_evidence(by_email, by_email, own[0], own)
     # another program (refused: no cancel) lends nothing
     refused, _ = learned([run(5, "El Paso", True, True, refused=True)])
-    assert not lends_evidence(by_email, refused, run(5, "El Paso", True, True, refused=True), own=set(by_email.runs))
+    assert not lends_evidence(by_email, refused, run(5, "El Paso", True, True, refused=True), own)
 
 
 def test_skills_of_one_request_by_two_routes_share_a_route_key() -> None:
