@@ -508,6 +508,7 @@ class _Lifter(Selecting, Listing):
                     expr = self._resolve(expr, "value")
                 else:
                     keyed = self._keyed(expr.call, expr.path, "value")  # a record under a key the task does not say
+                    keyed = keyed or self._picked_record(expr)  # or one a predicate over the task's values picks
                     if keyed is None:
                         self._agreeing(expr)
                     expr = keyed or expr
@@ -516,6 +517,27 @@ class _Lifter(Selecting, Listing):
         if pos < len(text):
             parts.append(text[pos:])
         return Fmt(self._counted(self._joins(parts)))
+
+    def _picked_record(self, ref: Ref) -> Select | None:
+        """A value inside a record of an id-keyed collection, under the record's own id, as the record a
+        predicate picks (``_matched``: the variant "in blue" is), so an answer or a text argument that
+        says the new variant's price says the price of the variant the task names, before a write
+        names it too: ``pick(product['variants'], 'options', updated(...))['price']``. None if no
+        predicate picks it."""
+        chosen = self._in_selected(ref.call, ref.path)
+        if chosen is not None:
+            return chosen
+        for j, key in enumerate(ref.path[:-1]):
+            container = self._deref(Ref(ref.call, ref.path[:j]))
+            if type(key) is not str or type(container) is not dict or not collection(container):
+                continue
+            record = container.get(key)
+            if type(record) is not dict or key not in record.values():
+                continue  # only a record under its own id, which no task names
+            found = self._matched(key, "value")
+            if found is not None and found.seq == Ref(ref.call, ref.path[:j]):
+                return Select(found.seq, found.field, found.key, ref.path[j + 1 :], found.also)
+        return None
 
     def _own_record(self, ref: Ref) -> Ref | Select:
         """A record's id quoted from under its own key (``user['cards']['card_7']['id']``, which only that

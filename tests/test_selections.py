@@ -407,9 +407,9 @@ def test_a_record_picked_inside_a_picked_record_has_its_numbers_compared() -> No
     assert any(g.kind == "cmp" and g.value == (0, price, -1) and g.path == ("limit",) for g in guards[0]), guards[0]
 
 
-KETTLES = {i: {"item_id": i, "options": o, "available": True} for i, o in (
-    ("4458619711", {"color": "red", "size": "S"}), ("9747045638", {"color": "blue", "size": "S"}),
-    ("2820119811", {"color": "blue", "size": "L"}),
+KETTLES = {i: {"item_id": i, "options": o, "available": True, "price": p} for i, o, p in (
+    ("4458619711", {"color": "red", "size": "S"}, 31.5), ("9747045638", {"color": "blue", "size": "S"}, 35.25),
+    ("2820119811", {"color": "blue", "size": "L"}, 42.0),
 )}
 
 
@@ -440,3 +440,17 @@ def test_the_same_one_in_a_colour_the_task_says_is_the_variant_with_that_option_
     # a kettle of another colour changed to another: after a run showed it, one skill does both
     spec, source = learn([same_one_in("1", "4458619711", "blue", "9747045638"), same_one_in("4", "9747045638", "red", "4458619711")])
     assert prove_all(source, spec, [same_one_in("5", "9747045638", "red", "4458619711")]) is None
+
+
+def test_what_the_answer_says_of_the_variant_the_task_names_comes_from_that_variant() -> None:
+    # "The new one costs $35.25": the price of the variant the task's colour picks, read before the
+    # exchange names it, never the price under the variant id of the learned run
+    def run(order_id: str, old: str, colour: str, new: str) -> Trajectory:
+        traj = same_one_in(order_id, old, colour, new)
+        said = f"Done. The new one costs ${KETTLES[new]['price']:.2f}."
+        return traj.model_copy(update={"outcome": Outcome(ok=True, output=said)})
+
+    spec, source = learn([run("1", "4458619711", "blue", "9747045638")])
+    assert "9747045638" not in source.split("def exchange_item", 1)[1], source
+    assert "{'color': color}))['price']" in source
+    assert prove_all(source, spec, [run("2", "4458619711", "blue", "9747045638")]) is None
