@@ -337,7 +337,14 @@ def _picked(
     selects = {Select(e.seq, e.field, e.key, (), e.also) for top in tops for e in walk_exprs(top) if isinstance(e, Select)}
     results = [c.result for c in traj.calls]
     first_write = min((i for i, c in enumerate(traj.calls) if not traj.tools.get(c.tool, _WRITE).read), default=len(traj.calls))
-    quoted = {(r.call, r.path) for top in tops for r in refs_in(top)}
+    quoted = sorted({(r.call, r.path) for top in tops for r in refs_in(top)}, key=repr)
+    beside: dict[int, list[tuple[tuple[Any, ...], Any]]] = {}  # each read's numbers, and those the run quotes of it
+    for j in range(first_write):
+        if traj.tools.get(traj.calls[j].tool, _WRITE).read:
+            found = [(p, w) for p, w in _numbers(results[j], []) if type(w) in (int, float)]
+            found += [(p, _get(results[j], p)) for c, p in quoted if c == j and type(_get(results[j], p)) in (int, float)]
+            echoes = _leaves(traj.calls[j].args)
+            beside[j] = [(p, w) for p, w in dict.fromkeys(found) if w not in echoes]
     out: list[tuple[int, Guard]] = []
     for select in sorted(selects, key=repr):
         known = max(r.call for r in refs_in(select))
@@ -352,14 +359,8 @@ def _picked(
             if type(v) not in (int, float):
                 continue
             lhs = Select(select.seq, select.field, select.key, (field,), select.also)
-            for j in range(first_write):
-                if not traj.tools.get(traj.calls[j].tool, _WRITE).read:
-                    continue
-                beside = [(p, w) for p, w in _numbers(results[j], []) if type(w) in (int, float)]
-                beside += [(p, _get(results[j], p)) for c, p in sorted(quoted, key=repr) if c == j and type(_get(results[j], p)) in (int, float)]
-                for path, w in dict.fromkeys(beside):
-                    if w in _leaves(traj.calls[j].args):
-                        continue
+            for j, numbers in beside.items():
+                for path, w in numbers:
                     g = Guard("cmp", path, (j, lhs, (v > w) - (v < w)))
                     if (max(j, known), g) not in out:
                         out.append((max(j, known), g))

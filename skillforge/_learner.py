@@ -831,8 +831,9 @@ class Learning:
     def _with_evidence(
         self, spec: SkillSpec, runs: list[Trajectory], template: TaskTemplate, phrasings: tuple[TaskTemplate, ...] = ()
     ) -> SkillSpec:
-        """``spec`` learned again with the runs of the same request by other identification routes as
-        evidence for its facts (see ``spec_from_runs``), where there are any; else ``spec``."""
+        """``spec`` learned again with the runs of the same request in other skills (other identification
+        routes, phrasings learned on their own: ``lends_evidence``) as evidence for its facts (see
+        ``spec_from_runs``), where there are any; else ``spec``."""
         evidence = self._evidence(spec, runs)
         if not evidence:
             return spec

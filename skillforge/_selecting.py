@@ -39,6 +39,7 @@ class Selecting:
     selected: dict[tuple[int, tuple[str | int, ...], Any], Select]
     referenced: set[int]
     task_dicts: list[tuple[int, int, dict[str, Any]]]
+    keys: dict[str, tuple[str | int, ...]]  # a key of an id-keyed dict of a result → that dict's path
     bound: dict[str, Any] | None
     said: set[str]
     spans: TaskSpans

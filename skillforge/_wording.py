@@ -103,18 +103,21 @@ def alike_words(mine: str, theirs: str, read: Sequence[Any]) -> bool:
     differ = {w for w in _words(mine) ^ _words(theirs) if len(w) > 2}
     if not differ:
         return True
-    seen: set[str] = set()
-    stack = list(read)
-    while stack and len(seen) < 50_000:
+    stack, budget = list(read), 200_000
+    while stack and budget > 0:  # the first word of theirs a run read settles it
         v = stack.pop()
+        budget -= 1
         if type(v) is str:
-            seen |= _words(v.replace("_", " "))
+            named = _words(v.replace("_", " "))
         elif type(v) is dict:
-            seen |= {w for k, x in v.items() if type(x) is bool or enum_like(x) for w in _words(str(k).replace("_", " "))}
+            named = {w for k, x in v.items() if type(x) is bool or enum_like(x) for w in _words(str(k).replace("_", " "))}
             stack.extend(v.values())
-        elif type(v) is list:
-            stack.extend(v)
-    return not differ & seen
+        else:
+            named = set()
+            stack.extend(v if type(v) is list else ())
+        if differ & named:
+            return False
+    return True
 
 
 def shared_worlds(
