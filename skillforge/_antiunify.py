@@ -18,7 +18,7 @@ from dataclasses import replace
 from typing import Any
 
 from ._names import _fresh, _unnamed
-from ._template import CHOICE, IGNORED, NEGATION, SNAKE, Slot, TaskTemplate, choices, kind_union, shape_of, slot_kind, union_shape
+from ._template import CHOICE, affix_parts, IGNORED, NEGATION, SNAKE, Slot, TaskTemplate, choices, kind_union, shape_of, slot_kind, union_shape
 from ._trajectory import Trajectory
 
 __all__ = ["CHOICE_SLOT", "generalize", "ignores_data", "joined", "quoted_ignored", "says", "unrepeated", "widened", "wider_slot"]
@@ -209,7 +209,9 @@ def _wider_slot(a: Slot, b: Slot) -> Slot | None:
     (and an item's parts' shapes) widened to fit both."""
     a, b = _as_records(a, b), _as_records(b, a)
     kind = kind_union(a.kind, b.kind)
-    how = _wider_transform(a.transform, b.transform)
+    how = _wider_transform(a, b)
+    if kind is None and type(how) is str and how.startswith("affix?:"):  # "#W36" as text, "W37" as an id: the shapes tell
+        kind = "text" if "text" in (a.kind, b.kind) else "id" if {a.kind, b.kind} <= {"id", "digits"} else None
     if kind is None or how is _NO_TRANSFORM or (a.name, a.type, a.same, a.item) != (b.name, b.type, b.same, b.item):
         return None
     if len(a.parts) != len(b.parts):
@@ -236,17 +238,40 @@ _NO_TRANSFORM = object()
 _CASES = frozenset({"lower", "upper", "title"})
 
 
-def _wider_transform(a: str | None, b: str | None) -> str | None | object:
+def _wider_transform(a: Slot, b: Slot) -> str | None | object:
     """The normalisation a slot takes that explains what both did: the same one, or a case one where the
     other took its text as written (``INC-4817`` as written, ``inc-4815`` upper-cased: upper-casing explains
-    both, and the runs are proven again under it); ``_NO_TRANSFORM`` where none does."""
-    if a == b:
-        return a
-    if a is None and b in _CASES:
-        return b
-    if b is None and a in _CASES:
-        return a
+    both, and the runs are proven again under it), or ``affix?:`` where one took its text as written and
+    the other added an affix to it (``#W36`` as written, ``W37`` as ``#W37``); ``_NO_TRANSFORM`` where none does."""
+    if a.transform == b.transform:
+        return a.transform
+    if a.transform is None and b.transform in _CASES:
+        return b.transform
+    if b.transform is None and a.transform in _CASES:
+        return a.transform
+    for one, other in ((a, b), (b, a)):
+        how = one.transform or ""
+        if not how.startswith(("affix:", "affix?:")):
+            continue
+        either = "affix?:" + how.partition(":")[2]
+        if other.transform is None and _affix_tells(how, other.shape, bare=False) and (
+            how == either or _affix_tells(how, one.shape, bare=True)
+        ):
+            return either  # one said the value whole, the other bare
+        if how == either and other.transform == "affix:" + how.partition(":")[2] and _affix_tells(how, other.shape, bare=True):
+            return either
     return _NO_TRANSFORM
+
+
+def _affix_tells(how: str, shape: str | None, *, bare: bool = True) -> bool:
+    """Whether a text said whole shows it, where ``shape`` is a shape of texts said bare (``bare``) or
+    said whole: the affix's punctuation next to the value (``#`` of ``#W36``, ``-`` of ``INC-4820``)
+    is in no bare text's shape, and the whole texts' shapes say it. A free-text shape tells nothing."""
+    before, after = affix_parts(how)
+    marks = (before[-1:] if before else "") + (after[:1] if after else "")
+    if shape is None or shape.startswith(("words:", "Names:")) or not marks or any(m.isalnum() or m == "`" for m in marks):
+        return False
+    return all((m in part) != bare for part in shape.split("||") for m in marks)
 
 
 def ignores_data(template: TaskTemplate, runs: list[Trajectory]) -> bool:

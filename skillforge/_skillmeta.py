@@ -196,14 +196,14 @@ def _wanted(kind: str, typ: str, how: str | None, shapes: list[str]) -> str | No
         if kind not in _NUMERIC or typ not in ("int", "float"):
             return "transform 'number' is for kinds int, number and money, of type 'int' or 'float'"
         return None if all(_MONEY_SHAPE.fullmatch(s) for s in shapes) else "its shape is not a number's (9, 9.9, $9, -$9.9 or 0)"
-    if how is not None and how.startswith("affix:"):
+    if how is not None and how.startswith(("affix:", "affix?:")):
         try:
             affix_parts(how)
         except ValueError as e:
             return str(e)
         return None if typ == "str" else "an affixed slot has type 'str' (the text with its affix)"
     if how not in _TEXT_TRANSFORMS:
-        return "transforms are lower, upper, title, squash, snake, number, literal, date, date:YEAR, affix:BEFORE{}AFTER and each:SEPARATORS"
+        return "transforms are lower, upper, title, squash, snake, number, literal, date, date:YEAR, affix:BEFORE{}AFTER, affix?:BEFORE{}AFTER and each:SEPARATORS"
     if typ in ("int", "float"):
         if how is not None or kind not in ("int", "number") or (typ == "int" and kind != "int"):
             return "type 'int' is for kind 'int' and type 'float' for kinds int and number (as written: no transform)"

@@ -487,18 +487,21 @@ def transform(raw: str, how: str | None) -> Any:
     if how.startswith("date"):
         _, _, year = how.partition(":")
         return parse_date(raw, int(year) if year else None)
-    if how.startswith("affix:"):
+    if how.startswith(("affix:", "affix?:")):
         before, after = affix_parts(how)
+        if how.startswith("affix?:") and raw.startswith(before) and raw.endswith(after) and len(raw) > len(before + after):
+            return raw  # said whole
         return f"{before}{raw}{after}"
     raise ValueError(f"unknown slot transform {how!r}")
 
 
 def affix_parts(how: str) -> tuple[str, str]:
-    """The text an ``affix:BEFORE{}AFTER`` transform puts before and after the text its slot bound.
+    """The text an ``affix:BEFORE{}AFTER`` (or ``affix?:BEFORE{}AFTER``) transform puts before and after
+    the text its slot bound.
 
-    Raises ValueError unless ``how`` is ``affix:`` and text with one ``{}`` and no other brace.
+    Raises ValueError unless ``how`` is ``affix:`` or ``affix?:`` and text with one ``{}`` and no other brace.
     """
-    body = how[len("affix:"):] if how.startswith("affix:") else None
+    body = how.partition(":")[2] if how.startswith(("affix:", "affix?:")) else None
     if body is None or body.count("{}") != 1 or body.replace("{}", "").count("{") or body.replace("{}", "").count("}"):
         raise ValueError(f"an affix transform is 'affix:' and the value's text with '{{}}' where the task's text goes, not {how!r}")
     before, _, after = body.partition("{}")
@@ -532,7 +535,10 @@ class Slot:
     ``"number"`` (``$1,200.50`` → 1200.5), ``"date"`` / ``"date:YEAR"`` (to ISO,
     with a year learned from the run when the task gives none) or ``"affix:BEFORE{}AFTER"``
     (the value is the text with what the run added around it: "4820" binds "INC-4820" under
-    ``"affix:INC-{}"``, so a task that says the bare number and one that says it whole bind one value).
+    ``"affix:INC-{}"``, so a task that says the bare number and one that says it whole bind one value),
+    or ``"affix?:BEFORE{}AFTER"`` (the same, where runs said the value whole too: text said with the
+    affix is taken as it is; ``_antiunify`` widens to it only where no text said bare has the affix's
+    punctuation, so which of the two a text is never depends on a guess).
     ``shape`` is the narrowest pattern that fits the text it was learned from
     (``shape_of``); without one the slot takes any text of its kind.
     ``same`` names an earlier slot whose text this one must equal: the two spans

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from skillforge._antiunify import generalize
+from skillforge._antiunify import generalize, wider_slot
 from skillforge._codegen import render_skill, skill_meta
 from skillforge._learning import same_program
 from skillforge._lifting import lift
@@ -160,3 +160,35 @@ def test_a_resolved_case_whose_comment_stayed_literal_is_a_branch_of_the_skill(t
     sh = _HARNESS.check(forge, "Resolve case CS-1208, comment: fixed by re-enrolling the laptop in Intune",
                         cases.world(("CS-1208", "open")))  # open: the comment is written, as the agent writes it
     assert sh.writes == [("resolve_case", {"case_id": "CS-1208", "comment": "fixed by re-enrolling the laptop in Intune"})]
+
+
+def test_an_id_said_whole_in_one_run_and_bare_in_another_is_one_slot_that_takes_either() -> None:
+    whole = Slot("case_id", "id", "str", None, "`CS`-9")
+    bare = Slot("case_id", "digits", "str", "affix:CS-{}", "9")
+    both = wider_slot(whole, bare)
+    assert both is not None and both.transform == "affix?:CS-{}" and wider_slot(bare, whole) == both
+    template = TaskTemplate("Resolve case {case_id}, comment: {comment}", [both, Slot("comment", "text", "str", None, "words:2-4")])
+    assert template.bind("Resolve case CS-7, comment: new fan") == {"case_id": "CS-7", "comment": "new fan"}
+    assert template.bind("Resolve case 8, comment: new fan") == {"case_id": "CS-8", "comment": "new fan"}
+    assert transform("#W1", "affix?:#{}") == "#W1" and transform("W1", "affix?:#{}") == "#W1" and transform("#", "affix?:#{}") == "##"
+    assert wider_slot(both, whole) == both and wider_slot(both, bare) == both
+    # where a text said bare could have the affix's mark, a text that has it may be either: no slot takes both
+    assert wider_slot(Slot("case_id", "id", "str", None, "`CS`-9"), Slot("case_id", "id", "str", "affix:CS-{}", "9-9")) is None
+    assert wider_slot(Slot("x", "text", "str", None, "words:1-2"), Slot("x", "id", "str", "affix:#{}", "`W`9")) is None
+    # letters around the value are no mark: "CS1202" said whole, "1202" bare, and "CS" could begin either
+    assert wider_slot(Slot("case_id", "id", "str", None, "`CS`9"), Slot("case_id", "digits", "str", "affix:CS{}", "9")) is None
+    meta = skill_meta(lifted(resolve_run("Please resolve #1202 with comment: swapped the cable", "CS-1202", "swapped the cable")))
+    meta["slots"][0]["transform"] = "affix?:CS-{}"
+    check_meta(meta)
+
+
+def test_a_forge_learns_a_case_said_whole_and_said_bare_in_one_phrasing_as_one_skill(tmp_path: Path) -> None:
+    forge = _HARNESS.forge(tmp_path, cases.case_agent)
+    _learned(forge, "Resolve case CS-1201, comment: cleared the cache", cases.world(("CS-1201", "open")))
+    _learned(forge, "Resolve case 1204, comment: swapped the fan", cases.world(("CS-1204", "open")))
+    assert len(forge.library.paths()) == 1
+    for task, case in (("Resolve case 1206, comment: reset the router", "CS-1206"), ("Resolve case CS-1207, comment: new cable", "CS-1207")):
+        sh = _HARNESS.check(forge, task, cases.world((case, "open")))
+        assert sh.result.source == "skill" and sh.writes == [("resolve_case", {"case_id": case, "comment": task.split(": ")[1]})], sh.describe()
+    sh = _HARNESS.check(forge, "Resolve case CS-1208, comment: new cable", cases.world(("CS-1208", "resolved")))
+    assert sh.result.source != "skill" and sh.writes == []  # resolved already: a world no run showed

@@ -1,4 +1,4 @@
-"""A case tracker whose cases are said whole ("CS-1201") or by their bare number ("#1201").
+"""A case tracker whose cases are said whole ("CS-1201") or by their bare number ("#1201", "case 1201").
 
 The agent reads a case "#1201" as "CS-1201" (its tracker's prefix), reads it, and resolves it
 with the comment the task gives unless it is resolved already (then it says so and writes
@@ -37,7 +37,7 @@ READS = [get_case]
 WRITES = [resolve_case]
 
 _PHRASINGS = [
-    re.compile(r"Resolve case (?P<id>CS-\d+), comment: (?P<comment>[^.]+)\.?$"),
+    re.compile(r"Resolve case (?:(?P<id>CS-\d+)|(?P<number>\d+)), comment: (?P<comment>[^.]+)\.?$"),
     re.compile(r"Please resolve #(?P<number>\d+) with comment: (?P<comment>[^.]+)\.?$"),
 ]
 
