@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from ._compile import Compiled
 from ._driving import Step, Steps
 from ._requests import Joiner, Split, carried_text, split_run
-from ._segments import segment
+from ._segments import colon_aligned, colon_binds, segment
 from ._result import Attempt, Result
 from ._trajectory import Trajectory
 from ._usage import Usage
@@ -147,6 +147,8 @@ class Composing:
             return bool(found and carry(found[0].params, prelude, clause, closing, lookup))
 
         cut = segment(task, lambda text: bool(lookup(text)), carries)
+        colon = cut is None  # else who asks before a colon, each clause served by a skill learned with it there
+        cut = cut or segment(task, lambda text: False, after_colon=colon_binds(lookup))
         if cut is None:
             return None
         prelude, clauses, closing = cut
@@ -156,7 +158,10 @@ class Composing:
         before: dict[str, Any] = {}  # the values the skill of the clause before was called with
         for i, clause in enumerate(clauses):
             try:
-                matches = self.find_all((prelude + clause + closing).strip())
+                said = (prelude + clause + closing).strip()
+                matches = self.find_all(said)
+                if colon:
+                    matches = [m for m in matches if m.template is not None and colon_aligned(m.template.text, said)]
                 if not matches and before:
                     matches = carry(before, prelude, clause, closing, self.find_all)
                 missing = "no skill takes it any more"

@@ -9,17 +9,19 @@ carried over), sentences first, then cuts inside sentences.
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Callable
+from typing import Any
 
 from ._spans import pieces
 
-__all__ = ["segment"]
+__all__ = ["colon_aligned", "colon_binds", "segment"]
 
 _MAX_LOOKUPS = 4096  # texts a message's cutting may look up a skill for
 
 
 def segment(task: str, binds: Callable[[str], bool], carries: Callable[[str, str, str, str], bool] | None = None,
-            ) -> tuple[str, list[str], str] | None:
+            *, after_colon: Callable[[str, str], bool] | None = None) -> tuple[str, list[str], str] | None:
     """The prelude, two or more clauses and the closing of ``task`` such that prelude + each clause +
     closing ``binds`` (a skill takes it): sentences first, then cuts inside sentences (``pieces(fine=True)``);
     the shortest prelude that works, then no closing or the shortest, then the fewest clauses (the
@@ -33,7 +35,13 @@ def segment(task: str, binds: Callable[[str], bool], carries: Callable[[str, str
 
     ``carries(before, prelude, clause, closing)``: whether the clause binds a skill with a value carried
     over from ``before`` (prelude + the clause before + closing), for a clause that names what it acts
-    on only by a pronoun."""
+    on only by a pronoun.
+
+    ``after_colon(prelude, text)``: whether ``prelude + text`` binds a skill whose template says, right
+    after its first colon, the words ``text`` begins with (``colon_aligned``), for the prelude that ends at
+    the first colon of the first sentence. Where no cutting above works, such a prelude is tried with it:
+    each clause then binds a template learned with who asks before that colon, never one whose colon a
+    free text follows."""
     sentences = pieces(task)
     bounds = {a for a, _b in sentences}
     looked = [0]
@@ -52,7 +60,46 @@ def segment(task: str, binds: Callable[[str], bool], carries: Callable[[str, str
         cut = _segment(task, parts, bounds, ok, carries)
         if cut is not None:
             return cut
+    m = _COLON.search(task, *sentences[0]) if sentences and after_colon is not None else None
+    if m is None or after_colon is None or m.end() >= sentences[0][1]:
+        return None
+    before, rest = task[: m.end()], task[m.end():]
+    told: dict[str, bool] = {}
+
+    def aligned(text: str) -> bool:
+        text = text.strip()
+        if text not in told:
+            looked[0] += 1
+            told[text] = looked[0] <= _MAX_LOOKUPS and after_colon(before, text)
+        return told[text]
+
+    sentences = pieces(rest)
+    for parts in (sentences, pieces(rest, fine=True)):
+        if parts is not sentences and len(parts) == len(sentences):
+            continue
+        cut = _segment(rest, parts, {a for a, _b in sentences}, aligned, None)
+        if cut is not None:
+            return before + cut[0], cut[1], cut[2]
     return None
+
+
+_COLON = re.compile(r":[ \t]+")
+
+
+def colon_aligned(template: str, text: str) -> bool:
+    """Whether the words right after ``template``'s first colon (a template's text; a colon outside its slots)
+    are literal and ``text`` says them right after its own first colon.
+
+    "{email}: And cancel order {order_id} ..." is aligned with "ana@example.com: And cancel order #W11 ...":
+    what the template binds before its colon is what the text says before it. "Close INC-{n} with note: {note}"
+    is aligned with nothing: a free text follows its colon, and would take the clause after it too."""
+    t = next((m for m in _COLON.finditer(template) if template.count("{", 0, m.start()) == template.count("}", 0, m.start())), None)
+    c = _COLON.search(text)
+    if t is None or c is None:
+        return False
+    words = re.match(r"[^{}]*", template[t.end():])
+    said = words[0].rstrip() if words is not None else ""
+    return bool(said) and text[c.end():].startswith(said)
 
 
 def _segment(task: str, parts: list[tuple[int, int]], bounds: set[int], ok: Callable[[str], bool],
@@ -86,3 +133,12 @@ def _segment(task: str, parts: list[tuple[int, int]], bounds: set[int], ok: Call
                 edges = [p, *cuts]
                 return prelude, [task[parts[a][0] : (parts[b][0] if b < n else len(task))] for a, b in itertools.pairwise(edges)], closing
     return None
+
+
+def colon_binds(lookup: Callable[[str], list[Any]]) -> Callable[[str, str], bool]:
+    """``segment``'s ``after_colon`` for skills found by ``lookup`` (text → ``Match`` es)."""
+    def after_colon(prelude: str, text: str) -> bool:
+        said = (prelude + text).strip()
+        return any(m.template is not None and colon_aligned(m.template.text, said) for m in lookup(said))
+    return after_colon
+

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from skillforge._requests import Split, segment, split_run
+from skillforge._segments import colon_aligned
 from skillforge._trajectory import Call, Outcome, Trajectory
 from tests.test_requests import ANA, TOOLS, order
 from tests.toolsets import shop
@@ -154,6 +155,28 @@ def test_segment_never_ends_a_prelude_at_a_colon() -> None:
     assert segment("ana@example.com: where is order #W12? And cancel order #W11 because it was a mistake.", known.__contains__) is None
 
 
+def test_a_prelude_ends_at_a_colon_where_each_clause_binds_a_template_that_says_its_words_after_its_colon() -> None:
+    task = "ana@example.com: where is order #W12? And cancel order #W11 because it was a mistake."
+    known = {"ana@example.com: where is order #W12?": "{email}: where is order {order_id}?",
+             "ana@example.com: And cancel order #W11 because it was a mistake.": "{email}: And cancel order {order_id} because {reason}."}
+
+    def after_colon(prelude: str, text: str) -> bool:
+        said = (prelude + text).strip()
+        return said in known and colon_aligned(known[said], said)
+
+    assert segment(task, lambda text: False, after_colon=after_colon) == (
+        "ana@example.com: ", ["where is order #W12? ", "And cancel order #W11 because it was a mistake."], "",
+    )
+    # a template whose colon a free text follows takes whatever follows it: no prelude of that colon
+    assert not colon_aligned("Close INC-{n} with note: {note}", "Close INC-1 with note: Also enable MFA for lena.")
+    assert not colon_aligned("{email}: And cancel order {order_id} because {reason}.", "ana@example.com: and cancel order #W11.")
+    assert not colon_aligned("Where is {order_id}: tell me", "Where is #W1 tell me: now")  # the colons are not the same one
+    close = {"Close INC-1 with note: swapped the dock.": "Close INC-{n} with note: {note}",
+             "Close INC-1 with note: Also enable MFA for lena.": "Close INC-{n} with note: {note}"}
+    assert segment("Close INC-1 with note: swapped the dock. Also enable MFA for lena.", lambda text: False,
+                   after_colon=lambda p, t: (p + t).strip() in close and colon_aligned(close[(p + t).strip()], (p + t).strip())) is None
+
+
 # -- requests the agent refused: no write at all ----------------------------------------
 
 
@@ -213,6 +236,30 @@ def test_a_question_asked_first_is_learned_apart_and_served_by_composition(tmp_p
 def colon_agent(task: str, transcript: Any = None) -> str:
     """The shop's clause agent, for messages that say who asks before a colon ("ana@example.com: tell me ...")."""
     return shop.clause_agent(re.sub(r"^(\S+@\S+): ", r"I'm \1. ", task), transcript)
+
+
+def from_agent(task: str, transcript: Any = None) -> str:
+    """The shop's clause agent, for messages that say who asks before a colon with a word before it ("From ana@...: ...")."""
+    return shop.clause_agent(re.sub(r"^From (\S+@\S+): ", r"I'm \1. ", task), transcript)
+
+
+def test_who_asks_said_before_a_colon_in_words_is_the_prelude_of_each_clause(tmp_path: Path) -> None:
+    # "From ana@example.com: " is no value carried over: each clause's skill says it, and its words after
+    # the colon, as the run it was learned from said them
+    forge = shop.open_shop(tmp_path, from_agent)
+    try:
+        first, same = shop.shadowed(forge, tmp_path, "From ana@example.com: tell me where order #W12 is, and cancel order #W11 "
+                                    "because it was a mistake.", from_agent)
+        assert first.source == "agent" and same
+        assert first.learned is not None and len(first.learned.split(", ")) == 2, first.not_learned
+        result, same = shop.shadowed(forge, tmp_path, "From ana@example.com: tell me where order #W14 is, and cancel order #W15 "
+                                     "because it was a mistake.", from_agent)
+        assert result.source == "skill" and result.llm_calls == 0 and same, result.handover
+        assert [c.tool for c in result.calls] == ["find_customer", "get_order", "find_customer", "get_order", "cancel_order"]
+        assert result.output == "Order #W14 is pending and goes to 1 Elm Street. Cancelled order #W15."
+    finally:
+        forge.close()
+        shop.TOOLBOX.clear()
 
 
 def test_who_asks_before_a_colon_is_the_prelude_of_a_composed_message(tmp_path: Path) -> None:
