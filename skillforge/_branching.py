@@ -20,6 +20,7 @@ import logging
 from dataclasses import replace
 from typing import Any
 
+from ._census import World
 from ._formats import written_later
 from ._guards import MISSING, OBSERVED, fact_key, observe
 from ._merging import _DOMAINS, _SWITCHES, _aligned, _as_guard, _pooled, _said_texts, merge
@@ -37,6 +38,7 @@ __all__ = ["branched"]
 
 def branched(
     specs: list[SkillSpec], runs: list[Trajectory], *, phrased: Wording = (), evidence: tuple[Trajectory, ...] = (),
+    world: World | None = None,
 ) -> SkillSpec | None:
     """One skill for runs of one template that acted in two ways, where one way is the other's first
     reads and an answer ("already a member": read, answer; otherwise read, write, answer), or both
@@ -51,7 +53,7 @@ def branched(
     Each group is merged on its own (``merge``), so each branch keeps exactly the guards its
     runs showed; the fact (or the two facts, see ``_two_telling``) that picks a branch took
     disjoint values in the two groups. ``evidence`` (runs of the main way by another route, see
-    ``spec_from_runs``) widens the main way's facts only; the branch's stay its own runs'.
+    ``spec_from_runs``) widens the main way's facts only; the branch's stay its own runs'. ``world``: see ``merge``.
     """
     groups: dict[Any, list[int]] = {}
     for k, spec in enumerate(specs):
@@ -63,17 +65,17 @@ def branched(
         for k, spec in enumerate(specs):
             groups.setdefault((tuple((st.tool, st.args, st.each) for st in spec.steps), spec.output), []).append(k)
     if len(groups) > 2:
-        return _chained(specs, runs, list(groups.values()), phrased, evidence)
+        return _chained(specs, runs, list(groups.values()), phrased, evidence, world)
     if len(groups) == 1:  # the same reads, and two answers ("X's manager is Y" / "X has no manager")
         groups = {}
         for k, spec in enumerate(specs):
             groups.setdefault(spec.output, []).append(k)
         if len(groups) == 2 and any(not specs[0].tools[st.tool].read for st in specs[0].steps):
-            return _after_write(specs, runs, list(groups.values()), phrased, evidence)
+            return _after_write(specs, runs, list(groups.values()), phrased, evidence, world)
         if len(groups) < 2 or any(not specs[0].tools[st.tool].read for st in specs[0].steps):
             return None
         if len(groups) > 2:  # three answers or more after the same reads ("in a, b" / "in a" / "in no group")
-            return _chained(specs, runs, list(groups.values()), phrased, evidence)
+            return _chained(specs, runs, list(groups.values()), phrased, evidence, world)
     if len(groups) != 2:
         return None
     short, long = sorted(groups.values(), key=lambda ks: (len(specs[ks[0]].steps), ks[0]))
@@ -96,9 +98,10 @@ def branched(
     orders = [(short, long), (long, short)] if len(a.steps) == len(b.steps) else [(short, long)]
     found = []
     for first_group, other_group in orders:  # two answers after the same reads: the branch where a value is none first
-        sa = merge(_lent(specs, folded, first_group, other_group, after), [runs[k] for k in first_group], phrased=phrased)
+        sa = merge(_lent(specs, folded, first_group, other_group, after), [runs[k] for k in first_group], phrased=phrased,
+                   world=world)
         sb = merge(_lent(specs, folded, other_group, first_group, after), [runs[k] for k in other_group], phrased=phrased,
-                   evidence=evidence)
+                   evidence=evidence, world=world)
         if sa is None or sb is None:
             return None
         when = _telling_apart(sa, sb, [(specs[k], folded[k]) for k in first_group], [(specs[k], folded[k]) for k in other_group], after,
@@ -118,6 +121,7 @@ def branched(
 
 def _after_write(
     specs: list[SkillSpec], runs: list[Trajectory], groups: list[list[int]], phrased: Wording, evidence: tuple[Trajectory, ...] = (),
+    world: World | None = None,
 ) -> SkillSpec | None:
     """One skill for runs that made the same calls, writes among them, and gave two answers ("I could
     not change it (Error: ...)" / "I changed it"): what a write returned told them apart. The reads
@@ -139,15 +143,16 @@ def _after_write(
         replace(spec, output=specs[0].output, steps=tuple(replace(st, guards=()) if i >= w else st for i, st in enumerate(spec.steps)))
         for spec in specs
     ]
-    joint = merge(before, runs, phrased=phrased, evidence=evidence)  # every run made the write, as the evidence did
+    joint = merge(before, runs, phrased=phrased, evidence=evidence, world=world)  # every run made the write, as the evidence did
     if joint is None:
         return None
     # a field all the runs showed to be an attribute (a city each) is none in a group of fewer either
     attributes = {(i, g.path): g for i in range(w) for g in joint.steps[i].guards if g.kind == "unguarded"}
     folded = [folded_as(run, [st.each for st in spec.steps], spec.examples) for spec, run in zip(specs, runs, strict=True)]
-    sa = merge(_lent(specs, folded, first, other, last), [runs[k] for k in first], phrased=phrased, attributes=attributes)
+    sa = merge(_lent(specs, folded, first, other, last), [runs[k] for k in first], phrased=phrased, attributes=attributes,
+               world=world)
     sb = merge(_lent(specs, folded, other, first, last), [runs[k] for k in other], phrased=phrased, evidence=evidence,
-               attributes=attributes)
+               attributes=attributes, world=world)
     if sa is None or sb is None:
         return None
     sa = _as_read(sa, joint, w, [(specs[k], folded[k]) for k in first])
@@ -200,6 +205,7 @@ def _same_there(group: list[tuple[SkillSpec, Trajectory]], i: int, j: int, path:
 
 def _chained(
     specs: list[SkillSpec], runs: list[Trajectory], groups: list[list[int]], phrased: Wording, evidence: tuple[Trajectory, ...] = (),
+    world: World | None = None,
 ) -> SkillSpec | None:
     """One skill for runs of one template that acted in three or more ways, each way but the last the
     first reads of the next and an answer ("already a member" after reading the user; "restricted"
@@ -209,7 +215,7 @@ def _chained(
     shortest = min(len(specs[ks[0]].steps) for ks in groups)
     for first in sorted((ks for ks in groups if len(specs[ks[0]].steps) == shortest), key=lambda ks: ks[0]):
         rest = sorted(k for ks in groups if ks is not first for k in ks)
-        found = _first_branch(specs, runs, first, rest, phrased, evidence)
+        found = _first_branch(specs, runs, first, rest, phrased, evidence, world)
         if found is not None:  # of runs that stopped at one step, the first group a fact tells from all the others
             return found
     return None
@@ -217,7 +223,7 @@ def _chained(
 
 def _first_branch(
     specs: list[SkillSpec], runs: list[Trajectory], first: list[int], rest: list[int], phrased: Wording,
-    evidence: tuple[Trajectory, ...] = (),
+    evidence: tuple[Trajectory, ...] = (), world: World | None = None,
 ) -> SkillSpec | None:
     """The runs ``first`` as the first branch of the skill of the runs ``rest`` (``branched`` again)."""
     a = specs[first[0]]
@@ -226,7 +232,7 @@ def _first_branch(
     lent = _lent(specs, folded, rest, first, after) if 0 <= after and all(
         [(x.tool, x.args, x.each) for x in a.steps] == [(x.tool, x.args, x.each) for x in specs[k].steps[: after + 1]] for k in rest
     ) else [specs[k] for k in rest]
-    others = branched(lent, [runs[k] for k in rest], phrased=phrased, evidence=evidence)
+    others = branched(lent, [runs[k] for k in rest], phrased=phrased, evidence=evidence, world=world)
     if others is None or not others.early or after < 0 or after > min(e.after for e in others.early):
         return None  # the rest make no skill, or this branch would not be the first to stop
     if any(not a.tools[st.tool].read for st in a.steps):
@@ -237,7 +243,7 @@ def _first_branch(
         return None
     if phrased and not {specs[k].examples.get(PHRASING, 0) for k in first} & {specs[k].examples.get(PHRASING, 0) for k in rest}:
         return None
-    sa = merge(_lent(specs, folded, first, rest, after), [runs[k] for k in first], phrased=phrased)
+    sa = merge(_lent(specs, folded, first, rest, after), [runs[k] for k in first], phrased=phrased, world=world)
     if sa is None:
         return None
     when = _telling_apart(sa, others, [(specs[k], folded[k]) for k in first], [(specs[k], folded[k]) for k in rest], after,

@@ -231,6 +231,10 @@ class _Renderer:
             case "unguarded":
                 if g.value == ("items",):  # a record inside each item of a list: which thing it is
                     return f"# not guarded: {target} (its fields say which thing each item is)"
+                if len(g.value) == 4:  # the library's runs show the field names a thing (``_census``)
+                    distinct, runs, values, reads = g.value
+                    return (f"# not guarded: {target} took {distinct} different values in {runs} runs that acted alike, "
+                            f"and {values} in {reads} reads of the library's runs: it names a thing")
                 distinct, runs = g.value
                 return f"# not guarded: {target} took {distinct} different values in {runs} runs that acted alike"
             case "combo":
@@ -728,10 +732,32 @@ def _meta_items(spec: SkillSpec) -> list[tuple[str, Any]]:
         ("tools", tools),
         ("runs", file_runs(spec)),
         *([("evidence", list(spec.evidence))] if spec.evidence else []),
+        *([("world", world)] if (world := file_world(spec)) else []),
         ("task", spec.task),
         ("generator", f"skillforge {__version__}"),
     ]
     return items
+
+
+def file_world(spec: SkillSpec) -> list[list[Any]]:
+    """``SKILL['world']``: each field the skill leaves unguarded because the library's runs show it names a
+    thing (``_census``), as ``[tool, path, values, reads]``, sorted: what re-renders the file from its runs."""
+    found: set[tuple[str, tuple[Any, ...], int, int]] = set()
+
+    def note(tool: str, guards: tuple[Guard, ...]) -> None:
+        for g in guards:
+            if g.kind == "unguarded" and type(g.value) is tuple and len(g.value) == 4:
+                found.add((tool, tuple(g.path), g.value[2], g.value[3]))
+
+    for one in (spec, *spec.variants):
+        for st in one.steps:
+            note(st.tool, (*st.guards, *st.own))
+        for early in one.early:
+            for k, guards in enumerate(early.guards):
+                note(one.steps[k].tool, guards)
+            for st in early.steps:
+                note(st.tool, (*st.guards, *st.own))
+    return [[tool, list(path), values, reads] for tool, path, values, reads in sorted(found)]
 
 
 def render_skill(spec: SkillSpec) -> str:

@@ -20,6 +20,7 @@ from typing import Any, overload
 
 from ._agent import accepts_transcript
 from ._driving import AgentCall, Step, Steps, adrive, drive, is_async_callable
+from ._census import Census
 from ._compile import Compiled, Rejected
 from ._exceptions import (
     BudgetExceeded,
@@ -142,6 +143,7 @@ class Forge(Loading, Learning, Composing):
         self._seen: dict[Path, tuple[int, int]] = {}
         self._by_route: dict[str, set[str]] = {}  # see Learning._evidence
         self._lifts: dict[tuple[str, str], Any] = {}
+        self._census = Census()  # see Learning._world
         self._programs: dict[tuple[str, str], Any] = {}  # (skill, content hash) → its first run, lifted (see _rephrased)
         self._keys: dict[tuple[str, str], str | None] = {}  # the same → what same_program compares (see _rephrased)
         self._by_key: dict[str | None, set[str]] = {}  # a program key → skills of it (see _rephrased)

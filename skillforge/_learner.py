@@ -18,6 +18,7 @@ from ._codegen import render_skill, skill_meta
 from ._compile import Compiled, Rejected, admit, admit_file, prove_all
 from ._exceptions import SkillFileError, SkillforgeSignal
 from ._antiunify import _TOKEN, generalize, ignores_data, joined, quoted_ignored, widened
+from ._census import Census, World, world_from_meta
 from ._learning import _walk_all, lends_evidence, named, renamed_template, route_key, same_program, spec_from_runs, without_idle_reads
 from ._joins import unlisted
 from ._lists import substitute
@@ -206,6 +207,7 @@ class Learning:
     _by_route: dict[str, set[str]]  # route key → names of skills whose first run had it (each run checked again)
     _by_params: dict[frozenset[tuple[str, str]], set[str]]  # a template's parameters → names of skills (checked again)
     _lifts: dict[tuple[str, str], Any]  # (run hash, file content hash) → the run lifted under its phrasing, and the run
+    _census: Census  # the values the fields of reads took in the library's runs (see _world)
     # (and (run hash, places) → a held run's template and lift, see _held_lift)
     _said: dict[str, str]  # skill → the content hash its task's words were indexed for
     _caught_up: dict[str, tuple[Any, int]]  # index → (the template index, how many of its additions it has seen)
@@ -493,9 +495,11 @@ class Learning:
     ) -> tuple[SkillSpec, str, list[Trajectory]] | None:
         """A skill learned from ``runs``, rendered, within the policy and proven on every run; else None
         (and why, at debug level)."""
-        spec = spec_from_runs(runs, name=name, template=template, importable=self.importable_skills, phrasings=phrasings)
+        world = self._world(runs)
+        spec = spec_from_runs(runs, name=name, template=template, importable=self.importable_skills, phrasings=phrasings,
+                              world=world)
         if not isinstance(spec, Rejected):
-            spec = self._with_evidence(spec, runs, template, phrasings)
+            spec = self._with_evidence(spec, runs, template, phrasings, world)
         problem: Any = spec.reason if isinstance(spec, Rejected) else None
         if not isinstance(spec, Rejected):
             source = render_skill(spec)
@@ -682,7 +686,8 @@ class Learning:
         except SkillFileError:
             return None
         every = existing.phrasings or (existing.template,)
-        old = spec_from_runs(runs, name=existing.name, template=every[0], importable=self.importable_skills, phrasings=every[1:])
+        old = spec_from_runs(runs, name=existing.name, template=every[0], importable=self.importable_skills, phrasings=every[1:],
+                             world=world_from_meta(existing.meta.get("world")))
         bound = existing.bind(traj.task)
         if bound is None:
             return None
@@ -829,7 +834,8 @@ class Learning:
         return result
 
     def _with_evidence(
-        self, spec: SkillSpec, runs: list[Trajectory], template: TaskTemplate, phrasings: tuple[TaskTemplate, ...] = ()
+        self, spec: SkillSpec, runs: list[Trajectory], template: TaskTemplate, phrasings: tuple[TaskTemplate, ...] = (),
+        world: World | None = None,
     ) -> SkillSpec:
         """``spec`` learned again with the runs of the same request in other skills (other identification
         routes, phrasings learned on their own: ``lends_evidence``) as evidence for its facts (see
@@ -839,11 +845,26 @@ class Learning:
             return spec
         wider = spec_from_runs(
             runs, name=spec.name, template=template, importable=self.importable_skills, phrasings=phrasings, evidence=evidence,
+            world=world,
         )
         if isinstance(wider, Rejected) or route_key(wider) != route_key(spec):
             logger.debug("%s not widened by the runs of other routes: %s", spec.name, getattr(wider, "reason", "another program"))
             return spec
         return wider
+
+    def _world(self, runs: list[Trajectory]) -> World:
+        """The fields the library's runs (every skill's, and ``runs``) show name things (``_census``): the
+        runs of each skill the index holds counted once, and kept counted."""
+        hot = self._index()
+        for skill in self._new_in(hot, "census"):
+            for h in skill.runs:
+                if h in self._census.counted:
+                    continue
+                try:
+                    self._census.add(self.library.load_run(h))
+                except SkillFileError:
+                    continue
+        return self._census.world(also=runs)
 
     def _evidence(self, spec: SkillSpec, own: list[Trajectory]) -> tuple[Trajectory, ...]:
         """The runs of other skills that lend ``spec`` (learned from the runs ``own``) evidence

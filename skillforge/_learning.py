@@ -23,6 +23,7 @@ from dataclasses import replace
 from typing import Any
 
 from ._branching import branched
+from ._census import World
 from ._lifting import Rejected, Site, expr_at, lift
 from ._joins import alone, listed_alike, settled, shown
 from ._merging import ATTRIBUTE_RUNS, CONTEXT_RUNS, merge
@@ -47,7 +48,7 @@ __all__ = [
 
 def spec_from_runs(
     runs: list[Trajectory], *, name: str, template: TaskTemplate, importable: bool = True,
-    phrasings: tuple[TaskTemplate, ...] = (), evidence: tuple[Trajectory, ...] = (),
+    phrasings: tuple[TaskTemplate, ...] = (), evidence: tuple[Trajectory, ...] = (), world: World | None = None,
 ) -> SkillSpec | Rejected:
     """The spec of a skill learned from several runs (in order), as its file is rendered.
 
@@ -61,11 +62,16 @@ def spec_from_runs(
     the same answer. What they observed is added to the values the skill's
     switch-like and attribute-like facts took in runs that acted alike (never a fact of their own:
     the first call differs; and never a run the skill must reproduce).
+
+    ``world``: the fields the library's runs show name things (``_census``; a file's ``SKILL['world']``
+    when it is rendered again): a context fact of one that runs acting alike showed with two values
+    or more is not guarded.
     """
     every = (template, *phrasings)
     takes = sorted((s.name, s.type) for s in template.params)
     if any(sorted((s.name, s.type) for s in t.params) != takes for t in phrasings):
-        return _with_variants(runs, name=name, template=template, importable=importable, phrasings=phrasings, evidence=evidence)
+        return _with_variants(runs, name=name, template=template, importable=importable, phrasings=phrasings, evidence=evidence,
+                              world=world)
 
     def lifted(traj: Trajectory, prefer: Any = None, literal: Places = frozenset(), one_listed: bool = True) -> SkillSpec | Rejected:
         k = next((i for i, t in enumerate(every) if t.bind(traj.task) is not None), 0)
@@ -114,9 +120,9 @@ def spec_from_runs(
     if len(specs) == 1 and not phrasings and not evidence:
         return specs[0]
     wording = tuple(literal(t) for t in every) if phrasings else ()
-    merged = merge(specs, runs, phrased=wording, evidence=evidence)
+    merged = merge(specs, runs, phrased=wording, evidence=evidence, world=world)
     if merged is None:
-        merged = branched(specs, runs, phrased=wording, evidence=evidence)
+        merged = branched(specs, runs, phrased=wording, evidence=evidence, world=world)
     if merged is not None and evidence:
         merged = replace(merged, evidence=tuple(run.hash for run in evidence))
     if merged is None:
@@ -126,7 +132,7 @@ def spec_from_runs(
 
 def _with_variants(
     runs: list[Trajectory], *, name: str, template: TaskTemplate, importable: bool,
-    phrasings: tuple[TaskTemplate, ...], evidence: tuple[Trajectory, ...],
+    phrasings: tuple[TaskTemplate, ...], evidence: tuple[Trajectory, ...], world: World | None = None,
 ) -> SkillSpec | Rejected:
     """The skill of ``template`` and its phrasings of the same parameters, with one variant per group
     of phrasings that take more (``_variants``): each learned from the runs said in its phrasings
@@ -144,7 +150,7 @@ def _with_variants(
         if not mine:
             return Rejected(f"no run was said in {ts[0].text!r}: a phrasing of more parameters needs runs of its own")
         one = spec_from_runs(mine, name=variant_name(name, extra) if extra else name, template=ts[0], importable=importable,
-                             phrasings=tuple(ts[1:]), evidence=evidence if not extra else ())
+                             phrasings=tuple(ts[1:]), evidence=evidence if not extra else (), world=world)
         if isinstance(one, Rejected):
             return Rejected(f"{one.reason} (the runs said as {ts[0].text!r})")
         specs.append(one)

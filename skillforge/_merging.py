@@ -30,6 +30,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+from ._census import World
 from ._guards import MISSING, OBSERVED, fact_key, observe
 from ._relevance import acted_on
 from ._records import folded_as
@@ -51,14 +52,16 @@ _SWITCHES = OBSERVED - {"has", "each"}  # of those, kept as sets of values
 
 def merge(
     specs: list[SkillSpec], runs: list[Trajectory], *, phrased: Wording = (), evidence: tuple[Trajectory, ...] = (),
-    attributes: dict[tuple[int, tuple[Any, ...]], Guard] | None = None,
+    attributes: dict[tuple[int, tuple[Any, ...]], Guard] | None = None, world: World | None = None,
 ) -> SkillSpec | None:
     """One skill for runs (``specs[i]`` lifted from ``runs[i]``) that made the same calls from the same sources, or None.
 
     ``phrased``: the literal words of each of the skill's phrasings, if several: the runs' tasks may be said in any
     of them, as long as they take the same parameters, and which one is a fact. ``evidence``: see
     ``spec_from_runs``. ``attributes``: (step, path) → the note of a field more runs than these (all the runs of a
-    skill, these one branch's) showed to be an attribute: not guarded here either, whatever values these took."""
+    skill, these one branch's) showed to be an attribute: not guarded here either, whatever values these took.
+    ``world``: the fields the library's runs show name things (``_census``): a context fact of one of them
+    that these runs showed with two values or more is not guarded."""
     first = specs[0]
     runs = [folded_as(run, [st.each for st in spec.steps], spec.examples) for spec, run in zip(specs, runs, strict=True)]
     others = _aligned(first, evidence)
@@ -153,6 +156,8 @@ def merge(
                 return None
             elif _attribute_like(g, every, ATTRIBUTE_RUNS if core(i, g) else CONTEXT_RUNS):
                 kept[i].append(Guard("unguarded", g.path, (len(set(every)), len(every))))
+            elif world and not core(i, g) and (named := _names_a_thing(g, every, step.tool, world)) is not None:
+                kept[i].append(named)
             else:
                 varied.append((i, g, seen + pooled))
     said = [spec.examples.get(PHRASING, 0) for spec in specs] + [MISSING] * len(others)
@@ -298,6 +303,16 @@ def _attribute_like(g: Guard, seen: list[Any], least: int = 0) -> bool:
         and all(type(v) is str for v in seen)
         and not all(enum_like(v) for v in seen)  # "pending", "on hold", ...: a vocabulary, however many seen
     )
+
+
+def _names_a_thing(g: Guard, seen: list[Any], tool: str, world: World) -> Guard | None:
+    """The note that ``g`` (a fact of ``tool``'s result) is not guarded, where runs that acted alike showed it
+    with two texts or more and the library's runs show its field names a thing (``world``); else None."""
+    if g.kind != "eq" or not g.path or not all(type(k) is str for k in g.path) or (tool, g.path) not in world:
+        return None
+    if len(set(seen)) < 2 or not all(type(v) is str for v in seen) or any(enum_like(v) for v in seen):
+        return None
+    return Guard("unguarded", g.path, (len(set(seen)), len(seen), *world[(tool, g.path)]))
 
 
 def _in_bag(g: Guard, i: int, specs: list[SkillSpec], runs: list[Trajectory]) -> bool:

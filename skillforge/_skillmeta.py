@@ -91,6 +91,15 @@ def check_meta(meta: Any) -> None:
     for run in evidence:
         _need(is_run_hash(run), f"SKILL['evidence'] names {str(run)[:80]!r}, which is not a run hash (64 lowercase hex "
                                 "digits naming a file in skills/runs/)")
+    world = meta.get("world", [])
+    _need(type(world) is list, "SKILL['world'] must be a list of [tool, path, values, reads]")
+    for entry in world:
+        _need(
+            type(entry) is list and len(entry) == 4 and entry[0] in tools and type(entry[1]) is list and entry[1]
+            and all(type(k) is str for k in entry[1]) and all(type(n) is int and n > 0 for n in entry[2:]),
+            f"SKILL['world'] entry {str(entry)[:80]!r} must be [tool, path, values, reads]: a tool of SKILL['tools'], "
+            "a non-empty list of field names, and two positive counts (how many values the field took in how many reads)",
+        )
     for key in ("task", "generator"):
         _need(type(meta.get(key, "")) is str, f"SKILL[{key!r}] must be text")
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from skillforge import Compiled, Rejected, Trajectory, compile_run
+from skillforge._census import world_from_meta
 from skillforge._codegen import body_hash, render_skill, split_header
 from skillforge._compile import admit
 from skillforge._learning import spec_from_runs
@@ -69,7 +70,8 @@ def test_committed_skills_rerender_byte_identically() -> None:
         runs = [library.load_run(h) for h in skill.runs]
         evidence = tuple(library.load_run(h) for h in skill.meta.get("evidence", ()))  # runs of the request by another route
         every = skill.phrasings or (skill.template,)  # a skill asked in several phrasings is learned from them all
-        spec = spec_from_runs(runs, name=skill.name, template=every[0], phrasings=every[1:], evidence=evidence)
+        world = world_from_meta(skill.meta.get("world"))  # fields the library's runs showed name things
+        spec = spec_from_runs(runs, name=skill.name, template=every[0], phrasings=every[1:], evidence=evidence, world=world)
         assert not isinstance(spec, Rejected), spec
         rendered = render_skill(spec)
         assert rendered == skill.source, (
