@@ -274,7 +274,7 @@ def derive_guards(
                 v = _get(traj.calls[ref.call].result, ref.path)
                 if _number(v) and type(v) is not bool and Guard("digits", ref.path, digits(v)) not in guards[ref.call]:
                     guards[ref.call].append(Guard("digits", ref.path, digits(v)))
-    found = _comparisons(traj, args, params or {}) + _cross_reads(traj, params or {}) + _shared_ids(traj)
+    found = _comparisons(traj, args, params or {}) + _cross_reads(traj, params or {}) + _shared_ids(traj) + _joined(traj)
     for at, g in found + _picked(traj, args, output, params or {}):
         if g not in guards[at]:
             guards[at].append(g)
@@ -480,6 +480,57 @@ def _shared_ids(traj: Trajectory) -> list[tuple[int, Guard]]:
                     break
         seen += [(i, p, v) for p, v in mine]
     return out
+
+
+def _joined(traj: Trajectory) -> list[tuple[int, Guard]]:
+    """The fields of a record a read names by its id in another read's id-keyed dict.
+
+    The order's payment names the method it was paid with (``order['payments'][0]['method_id']``), a key
+    of the customer's methods: whether that method is a gift card may be what the agent decided on
+    ("already paid with your gift card"), so each short text or flag of the record that every record of
+    the dict has (which kind of record it is: a card's ``brand`` is no fact of a gift card) is a fact
+    (``pick(customer['methods'], 'id', order['payments'][0]['method_id'])['source'] == 'gift_card'``),
+    checked once both reads are made. Not a record's own id inside its own dict, nor an id the read
+    was given (a relation to the task)."""
+    reads = [i for i, c in enumerate(traj.calls) if traj.tools.get(c.tool, _WRITE).read]
+    keyed = [(j, q, d) for j in reads for q, d in _fields(traj.calls[j].result, _records_by_id)]
+    out: list[tuple[int, Guard]] = []
+    for i in reads if keyed else ():
+        echoes = {e for e in _leaves(traj.calls[i].args) if type(e) is str}
+        for p, v in _id_texts(traj.calls[i].result, (), [_MAX_JOINED]):
+            for j, q, d in keyed:
+                record = d.get(v) if v not in echoes and not (i == j and p[: len(q)] == q) else None
+                key = next((f for f in sorted(record) if record[f] == v), None) if type(record) is dict else None
+                if key is None:
+                    continue
+                select = Select(Ref(j, q), key, Ref(i, p))
+                shared = set.intersection(*(set(r) for r in d.values()))  # what kind of record: fields all of them have
+                for field in sorted(shared):
+                    if field != key and _categorical(record[field]):
+                        out.append((max(i, j), Guard("chosen", (), (select, field, record[field]))))
+    return out
+
+
+_MAX_JOINED = 200  # values a result's walk for ids looks at
+
+
+def _records_by_id(v: Any) -> dict[str, Any] | None:
+    """``v`` if it is a dict of records keyed by their ids (``{'gift_card_1': {'id': 'gift_card_1', ...}}``)."""
+    return v if type(v) is dict and collection(v) and all(type(r) is dict for r in v.values()) else None
+
+
+def _id_texts(value: Any, path: tuple[str | int, ...], budget: list[int]) -> list[tuple[tuple[str | int, ...], str]]:
+    """Id-like texts (as ``_ids``) at the dict and list paths of a result, not inside id-keyed dicts."""
+    budget[0] -= 1
+    if budget[0] < 0:
+        return []
+    if type(value) is str:
+        return [(path, value)] if 3 <= len(value) <= 64 and " " not in value and any(c.isdigit() for c in value) else []
+    if type(value) is dict and not collection(value):
+        return [found for k in sorted(value) for found in _id_texts(value[k], (*path, k), budget)]
+    if type(value) is list:
+        return [found for k, v in enumerate(value) for found in _id_texts(v, (*path, k), budget)]
+    return []
 
 
 def _ids(value: Any) -> list[tuple[tuple[str | int, ...], str]]:

@@ -134,6 +134,8 @@ def merge(
                 i >= written or _each_ambiguous(g, [(spec, run, i) for spec, run in zip(specs, runs, strict=True)])
             ):  # an item's task value picks several elements in a run that acted alike, or none in what the last write
                 continue  # returned (it changed the item the task describes): no fact of one element of every item
+            if MISSING in seen and g.kind == "chosen" and isinstance(g.value[0].key, Ref):
+                continue  # a record one run's read named by its id (``_guards._joined``) that another's did not name
             if MISSING in seen:
                 present = _where_present(g, seen, [(spec, run, i) for spec, run in zip(specs, runs, strict=True)])
                 if present is _AMBIGUOUS:

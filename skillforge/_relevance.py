@@ -19,7 +19,8 @@ combined only when they are about what the run **acts on**:
   comparisons of amounts and dates a write is given, the facts of a picked element.
 
 Every other varied fact (the customer's state or name, the set of payment kinds they
-hold, a task value used only to find the customer) is **context**: it must still take
+hold, a task value used only to find the customer, the kind of the method a read names by its
+id: which one paid the order) is **context**: it must still take
 a value some run showed, but on its own, not in combination. So is the value of a field
 only some records of a list have (a card's ``brand``, which a gift card lacks): which
 kind of record was acted on is its fields and type fields, and those are combined.
@@ -29,7 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ._spec import At, Guard, Param, Ref, SkillSpec, Where
+from ._spec import At, Guard, Param, Ref, Select, SkillSpec, Where
 from ._values import EACH, walk_exprs
 
 __all__ = ["acted_on"]
@@ -71,6 +72,8 @@ def acted_on(spec: SkillSpec) -> Callable[[int, Guard], bool]:
         return any(path[:len(r)] == r and _shallow(path[len(r):]) for r in records.get(step, ()))
 
     def fact(step: int, g: Guard) -> bool:
+        if g.kind == "chosen" and isinstance(g.value[0], Select) and isinstance(g.value[0].key, Ref):
+            return False  # a record one read names by its id in another (``_guards._joined``): which payment paid
         if g.kind in _ALWAYS:
             return True
         if g.kind == "opt":  # a field only some records have (a card's brand): which kind of record it is, its
