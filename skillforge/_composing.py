@@ -138,32 +138,17 @@ class Composing:
         if joiner is None:
             return None
         hot = self._index()
-
-        def lookup(text: str) -> list[Match]:
-            return hot.find(text) or hot.find_free(text)
-
-        def carries(before: str, prelude: str, clause: str, closing: str) -> bool:
-            found = lookup(before.strip())
-            return bool(found and carry(found[0].params, prelude, clause, closing, lookup))
-
-        cut = segment(task, lambda text: bool(lookup(text)), carries)
-        colon = cut is None  # else who asks before a colon, each clause served by a skill learned with it there
-        cut = cut or segment(task, lambda text: False, after_colon=colon_binds(lookup))
-        if cut is None:
+        found = cut(task, lambda text: hot.find(text) or hot.find_free(text))
+        if found is None:
             return None
-        prelude, clauses, closing = cut
+        (prelude, clauses, closing), colon = found
         calls: list[Any] = []
         outputs: list[Any] = []
         served: list[tuple[str, str]] = []
         before: dict[str, Any] = {}  # the values the skill of the clause before was called with
         for i, clause in enumerate(clauses):
             try:
-                said = (prelude + clause + closing).strip()
-                matches = self.find_all(said)
-                if colon:
-                    matches = [m for m in matches if m.template is not None and colon_aligned(m.template.text, said)]
-                if not matches and before:
-                    matches = carry(before, prelude, clause, closing, self.find_all)
+                matches = clause_skills(self.find_all, before, prelude, clause, closing, colon)
                 missing = "no skill takes it any more"
             except Exception as e:  # earlier clauses may have written: hand over, never raise
                 logger.exception("could not look up a skill for clause %d of %r", i + 1, task)
@@ -201,6 +186,30 @@ class Composing:
             clauses=tuple(served), _raw_calls=calls,
         )
         return self._logged(result, usage)
+
+
+def cut(task: str, lookup: Callable[[str], list[Match]]) -> tuple[tuple[str, list[str], str], bool] | None:
+    """How serving cuts ``task`` (``segment``) with the skills ``lookup`` finds: ``((prelude, clauses, closing),
+    colon)``, ``colon`` where the prelude ends at the first sentence's colon (tried where no other cutting
+    works: each clause is then served only by a skill learned with who asks before that colon); None."""
+    def carries(before: str, prelude: str, clause: str, closing: str) -> bool:
+        found = lookup(before.strip())
+        return bool(found and carry(found[0].params, prelude, clause, closing, lookup))
+
+    found = segment(task, lambda text: bool(lookup(text)), carries)
+    if found is not None:
+        return found, False
+    found = segment(task, lambda text: False, after_colon=colon_binds(lookup))
+    return None if found is None else (found, True)
+
+
+def clause_skills(find: Callable[[str], list[Match]], before: dict[str, Any], prelude: str, clause: str, closing: str,
+                  colon: bool) -> list[Match]:
+    """The skills that take ``clause`` of a message ``cut`` cut: with the prelude and the closing, or else with a
+    value of the clause before carried over (``before``: the values its skill was called with)."""
+    said = (prelude + clause + closing).strip()
+    matches = [m for m in find(said) if not colon or m.template is not None and colon_aligned(m.template.text, said)]
+    return matches or (carry(before, prelude, clause, closing, find) if before else [])
 
 
 def carry(before: dict[str, Any], prelude: str, clause: str, closing: str, find: Callable[[str], list[Match]]) -> list[Match]:

@@ -24,7 +24,7 @@ from . import runtime
 from ._exceptions import BudgetExceeded, GuardFailed, SkillforgeSignal
 from ._index import Match, _phrasings
 from ._misses import Miss, diagnose
-from ._segments import colon_aligned, colon_binds, segment
+from ._composing import clause_skills, cut
 from ._template import MAX_TASK_CHARS, literal_tokens, shape_key
 from ._driving import offload
 from ._tools import Run, Tool, _loop, activate, deactivate, error_text
@@ -276,23 +276,19 @@ def _composition(forge: Forge, hot: Any, task: str) -> tuple[tuple[tuple[str, st
     """``(clauses, outcome, sentence)`` for a task no skill binds whole: the clauses skills take, if any."""
     miss = "no skill binds it; solve() hands it to the agent (and learns from its run)"
     try:
-        def lookup(text: str) -> list[Any]:
-            return hot.find(text) or hot.find_free(text)
-
-        cut = segment(task, lambda text: bool(lookup(text)))
-        colon = cut is None
-        cut = cut or segment(task, lambda text: False, after_colon=colon_binds(lookup))
+        found = cut(task, lambda text: hot.find(text) or hot.find_free(text))
     except Exception as e:  # explaining must not fail on the cutting
         logger.info("could not cut %r into clauses: %s", task, e)
         return (), "agent", miss
-    if cut is None:
+    if found is None:
         return (), "agent", miss
-    prelude, parts, closing = cut
+    (prelude, parts, closing), colon = found
     clauses = []
+    before: dict[str, Any] = {}  # the values the skill of the clause before binds, as serving carries them
     for part in parts:
-        said = (prelude + part + closing).strip()
-        found = [m for m in forge.find_all(said) if not colon or m.template is not None and colon_aligned(m.template.text, said)]
-        clauses.append((part, found[0].skill.name if found else "-"))
+        skills = clause_skills(forge.find_all, before, prelude, part, closing, colon)
+        clauses.append((part, skills[0].skill.name if skills else "-"))
+        before = skills[0].params if skills else {}
     if forge.joiner() is None:
         return tuple(clauses), "agent", (
             "no skill binds it whole, and its clauses each bind a skill, but no agent run has shown yet how answers "

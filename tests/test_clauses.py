@@ -258,6 +258,10 @@ def test_a_pronoun_clause_is_served_with_the_value_of_the_clause_before(world: A
         ("ship_to", "W23"), ("cancel_order", "W23"),
     ]
     assert ("W23", "c2", "cancelled", "2 Mill Way", "we moved house") in shop.snapshot()
+    # explain() cuts the message as serving does, the pronoun clause's skill bound with the order carried over
+    e = forge.explain("I'm bo@example.com. Ship order #W24 to 4 Sea View and cancel it because we moved house.")
+    assert e.outcome == "clauses" and [c for c, _s in e.clauses] == ["Ship order #W24 to 4 Sea View ", "and cancel it because we moved house."]
+    assert all(s != "-" for _c, s in e.clauses), e.clauses
     # "it" is the order of the clause before, whatever it is
     result, same = shadowed(forge, tmp, "I'm bo@example.com. Ship order #W24 to 4 Sea View and cancel it because we moved house.")
     assert result.source == "skill" and same, result.handover
