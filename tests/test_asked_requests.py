@@ -14,6 +14,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from skillforge._requests import Split, segment, split_run
 from skillforge._segments import colon_aligned
 from skillforge._trajectory import Call, Outcome, Trajectory
@@ -243,43 +245,26 @@ def from_agent(task: str, transcript: Any = None) -> str:
     return shop.clause_agent(re.sub(r"^From (\S+@\S+): ", r"I'm \1. ", task), transcript)
 
 
-def test_who_asks_said_before_a_colon_in_words_is_the_prelude_of_each_clause(tmp_path: Path) -> None:
-    # "From ana@example.com: " is no value carried over: each clause's skill says it, and its words after
-    # the colon, as the run it was learned from said them
-    forge = shop.open_shop(tmp_path, from_agent)
+@pytest.mark.parametrize(("said", "agent"), [("", colon_agent), ("From ", from_agent)])
+def test_who_asks_before_a_colon_is_the_prelude_of_a_composed_message(tmp_path: Path, said: str, agent: Any) -> None:
+    # "ana@...: " binds the second clause's skill as a value carried over; "From ana@...: " is no value: each
+    # clause's skill says it, and its words after the colon, as the run it was learned from said them
+    forge = shop.open_shop(tmp_path, agent)
     try:
-        first, same = shop.shadowed(forge, tmp_path, "From ana@example.com: tell me where order #W12 is, and cancel order #W11 "
-                                    "because it was a mistake.", from_agent)
+        first, same = shop.shadowed(forge, tmp_path, f"{said}ana@example.com: tell me where order #W12 is, and cancel order #W11 "
+                                    "because it was a mistake.", agent)
         assert first.source == "agent" and same
         assert first.learned is not None and len(first.learned.split(", ")) == 2, first.not_learned
-        result, same = shop.shadowed(forge, tmp_path, "From ana@example.com: tell me where order #W14 is, and cancel order #W15 "
-                                     "because it was a mistake.", from_agent)
-        assert result.source == "skill" and result.llm_calls == 0 and same, result.handover
-        assert [c.tool for c in result.calls] == ["find_customer", "get_order", "find_customer", "get_order", "cancel_order"]
-        assert result.output == "Order #W14 is pending and goes to 1 Elm Street. Cancelled order #W15."
-    finally:
-        forge.close()
-        shop.TOOLBOX.clear()
-
-
-def test_who_asks_before_a_colon_is_the_prelude_of_a_composed_message(tmp_path: Path) -> None:
-    forge = shop.open_shop(tmp_path, colon_agent)
-    try:
-        first, same = shop.shadowed(forge, tmp_path, "ana@example.com: tell me where order #W12 is, and cancel order #W11 "
-                                    "because it was a mistake.", colon_agent)
-        assert first.source == "agent" and same
-        assert first.learned is not None and len(first.learned.split(", ")) == 2, first.not_learned
-        # served by the two skills (the second clause binds its skill with who asks before the colon, as its run said it)
-        result, same = shop.shadowed(forge, tmp_path, "ana@example.com: tell me where order #W14 is, and cancel order #W15 "
-                                     "because it was a mistake.", colon_agent)
+        result, same = shop.shadowed(forge, tmp_path, f"{said}ana@example.com: tell me where order #W14 is, and cancel order #W15 "
+                                     "because it was a mistake.", agent)
         assert result.source == "skill" and result.llm_calls == 0 and same, result.handover
         assert sorted(s for _c, s in result.clauses) == sorted(first.learned.split(", "))
         assert [c.tool for c in result.calls] == ["find_customer", "get_order", "find_customer", "get_order", "cancel_order"]
         assert result.output == "Order #W14 is pending and goes to 1 Elm Street. Cancelled order #W15."
         # another customer's message, served alike: bo's order is not ana's, so the agent's answer differs and the
         # skills' guards hand it over rather than answer for ana
-        other, same = shop.shadowed(forge, tmp_path, "bo@example.com: tell me where order #W14 is, and cancel order #W21 "
-                                    "because it was a mistake.", colon_agent)
+        other, same = shop.shadowed(forge, tmp_path, f"{said}bo@example.com: tell me where order #W14 is, and cancel order #W21 "
+                                    "because it was a mistake.", agent)
         assert same and other.source != "skill"
     finally:
         forge.close()

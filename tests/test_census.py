@@ -22,9 +22,10 @@ from skillforge._codegen import render_skill, skill_meta
 from skillforge._compile import prove_all
 from skillforge._learning import spec_from_runs
 from skillforge._library import Library
-from skillforge._lifting import Rejected, discover_template
+from skillforge._lifting import discover_template
 from skillforge._skillmeta import check_meta
 from skillforge._trajectory import Call, Outcome, ToolRef, Trajectory
+from tests.proven import proven
 from tests.shadowing import Harness
 from tests.toolsets import towns
 
@@ -62,13 +63,7 @@ def lookup(customer_id: str, city: str) -> Trajectory:
 
 
 def learned(runs: list[Trajectory], world: Any = None) -> tuple[Any, str]:
-    template = discover_template(runs[0])
-    assert not isinstance(template, Rejected)
-    spec = spec_from_runs(runs, name="refund_order", template=template, world=world)
-    assert not isinstance(spec, Rejected), spec
-    source = render_skill(spec)
-    assert prove_all(source, spec, runs) is None
-    return spec, source
+    return proven(runs, "refund_order", world=world)
 
 
 def body(source: str) -> str:

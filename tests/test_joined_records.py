@@ -15,10 +15,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from skillforge._codegen import render_skill
 from skillforge._compile import prove_all
-from skillforge._learning import spec_from_runs
-from skillforge._lifting import Rejected, discover_template
+from tests.proven import proven
 from skillforge._trajectory import Call, Outcome, ToolRef, Trajectory
 
 TOOLS = {
@@ -52,13 +50,7 @@ def pay(k: int, *, paid_by: str, items: int) -> Trajectory:
 
 
 def learned(runs: list[Trajectory]) -> tuple[Any, str]:
-    template = discover_template(runs[0])
-    assert not isinstance(template, Rejected)
-    spec = spec_from_runs(runs, name="pay_order", template=template)
-    assert not isinstance(spec, Rejected), spec
-    source = render_skill(spec)
-    assert prove_all(source, spec, runs) is None
-    return spec, source
+    return proven(runs, 'pay_order')
 
 
 def test_an_order_paid_by_another_method_is_never_answered_already_paid() -> None:

@@ -13,14 +13,14 @@ from typing import Any
 
 import pytest
 
-from skillforge._codegen import render_skill, skill_meta
+from skillforge._codegen import skill_meta
 from skillforge._compile import prove_all
-from skillforge._learning import spec_from_runs
 from skillforge._library import _slot
 from skillforge._lifting import Rejected, discover_template, lift
 from skillforge._policy import check_policy
 from skillforge._records import fold, folded_as, map_blocks, record_template
 from skillforge._template import LIST, Slot, TaskTemplate
+from tests.proven import proven
 from skillforge._trajectory import Call, Outcome, ToolRef, Trajectory
 
 TOOLS = {
@@ -79,13 +79,7 @@ ONE = exchange_run("3", [("6002", "6001")])
 
 
 def learned(runs: list[Trajectory]) -> tuple[Any, str]:
-    template = discover_template(runs[0])
-    assert isinstance(template, TaskTemplate), template
-    spec = spec_from_runs(runs, name="exchange_items", template=template)
-    assert not isinstance(spec, Rejected), spec
-    source = render_skill(spec)
-    assert prove_all(source, spec, runs) is None
-    return spec, source
+    return proven(runs, 'exchange_items')
 
 
 def test_groups_of_slots_side_by_side_are_one_list_of_records() -> None:

@@ -1,4 +1,4 @@
-"""A shop whose customers live in many towns (tests/test_census.py).
+"""A shop whose customers live in many towns (tests/test_census.py), over the wallet shop's reads and world.
 
 "I'm ana@x.io. Which town am I in?" (any question) The agent finds the customer, reads them, and says their town.
 "I'm ana@x.io. Please cancel order W1." The agent finds the customer, reads them (their town is
@@ -9,31 +9,13 @@ write appends to ``W["writes"]``.
 
 from __future__ import annotations
 
-import copy
 import re
 from typing import Any
 
-from tests.toolsets._worlds import customers_and_orders, dict_world
+from tests.toolsets._worlds import customers_and_orders
+from tests.toolsets.wallet import W, find_customer, get_customer, get_order, load, state
 
-W, load, state = dict_world()
-
-
-def find_customer(email: str) -> str:
-    """The id of the customer with that email."""
-    for cid, c in W["customers"].items():
-        if c["email"] == email:
-            return cid
-    raise KeyError(f"no customer {email}")
-
-
-def get_customer(customer_id: str) -> dict:
-    """A customer: name, email, town and tier."""
-    return copy.deepcopy(W["customers"][customer_id])
-
-
-def get_order(order_id: str) -> dict:
-    """An order: its status and customer."""
-    return copy.deepcopy(W["orders"][order_id])
+__all__ = ["READS", "WRITES", "W", "agent", "cancel_order", "load", "state", "world"]
 
 
 def cancel_order(order_id: str) -> dict:
