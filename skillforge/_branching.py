@@ -70,8 +70,8 @@ def branched(
         groups = {}
         for k, spec in enumerate(specs):
             groups.setdefault(spec.output, []).append(k)
-        if len(groups) == 2 and any(not specs[0].tools[st.tool].read for st in specs[0].steps):
-            return _after_write(specs, runs, list(groups.values()), phrased, evidence, world)
+        if len(groups) >= 2 and any(not specs[0].tools[st.tool].read for st in specs[0].steps):
+            return _after_chain(specs, runs, list(groups.values()), phrased, evidence, world)
         if len(groups) < 2 or any(not specs[0].tools[st.tool].read for st in specs[0].steps):
             return None
         if len(groups) > 2:  # three answers or more after the same reads ("in a, b" / "in a" / "in no group")
@@ -119,9 +119,36 @@ def branched(
     return replace(sb, steps=steps, runs=every, early=(early,), tools={**sa.tools, **sb.tools})
 
 
-def _after_write(
+_MAX_ANSWERS = 4  # answers after one write that branch on what told them apart, each from all the later ones
+
+
+def _after_chain(
     specs: list[SkillSpec], runs: list[Trajectory], groups: list[list[int]], phrased: Wording, evidence: tuple[Trajectory, ...] = (),
     world: World | None = None,
+) -> SkillSpec | None:
+    """One skill for runs that made the same calls, writes among them, and gave two answers or more (a
+    refund "back on your Visa card ending in 4321" / "on your gift card" / "on your PayPal account"): each
+    answer in turn a branch after the last call, told apart from all the answers after it by a fact
+    (``_after_write``; the runs of the answers after it are one skill of their own branches). The first
+    order of the answers that splits so (by their first runs); None where none does."""
+    if len(groups) == 2:
+        return _after_write(specs, runs, groups, phrased, evidence, world)
+    if len(groups) > _MAX_ANSWERS:
+        return None
+    for first in sorted(groups, key=lambda ks: ks[0]):
+        rest = sorted(k for ks in groups if ks is not first for k in ks)
+        at = {k: n for n, k in enumerate(rest)}
+        later = _after_chain([specs[k] for k in rest], [runs[k] for k in rest],
+                             [[at[k] for k in ks] for ks in groups if ks is not first], phrased, evidence, world)
+        found = None if later is None else _after_write(specs, runs, [first, rest], phrased, evidence, world, later=later)
+        if found is not None:
+            return found
+    return None
+
+
+def _after_write(
+    specs: list[SkillSpec], runs: list[Trajectory], groups: list[list[int]], phrased: Wording, evidence: tuple[Trajectory, ...] = (),
+    world: World | None = None, later: SkillSpec | None = None,
 ) -> SkillSpec | None:
     """One skill for runs that made the same calls, writes among them, and gave two answers ("I could
     not change it (Error: ...)" / "I changed it"): what a write returned told them apart. The reads
@@ -130,8 +157,11 @@ def _after_write(
     the calls after it returned that took other values in every run of one group than in any of
     the other's, that group's guards on those results and its answer; else the other's. Both
     groups made the same writes, so no branch writes what the agent would not. None where the
-    runs do not split so, or where a write follows the first."""
-    first, other = sorted(groups, key=lambda ks: ks[0])
+    runs do not split so, or where a write follows the first.
+
+    ``later``: the skill of the second group's runs, where they gave several answers (``_after_chain``):
+    the branch of the first group goes before its branches."""
+    first, other = groups if later is not None else sorted(groups, key=lambda ks: ks[0])
     w = next(i for i, st in enumerate(specs[0].steps) if not specs[0].tools[st.tool].read)
     last = len(specs[0].steps) - 1
     specs = [written_later(spec, w, last) for spec in specs]  # how each answer writes a number: in its own branch
@@ -151,12 +181,12 @@ def _after_write(
     folded = [folded_as(run, [st.each for st in spec.steps], spec.examples) for spec, run in zip(specs, runs, strict=True)]
     sa = merge(_lent(specs, folded, first, other, last), [runs[k] for k in first], phrased=phrased, attributes=attributes,
                world=world)
-    sb = merge(_lent(specs, folded, other, first, last), [runs[k] for k in other], phrased=phrased, evidence=evidence,
-               attributes=attributes, world=world)
+    sb = later or merge(_lent(specs, folded, other, first, last), [runs[k] for k in other], phrased=phrased, evidence=evidence,
+                        attributes=attributes, world=world)
     if sa is None or sb is None:
         return None
     sa = _as_read(sa, joint, w, [(specs[k], folded[k]) for k in first])
-    sb = _as_read(sb, joint, w, [(specs[k], folded[k]) for k in other])
+    sb = sb if later is not None else _as_read(sb, joint, w, [(specs[k], folded[k]) for k in other])
     when = _telling_apart(
         sa, sb, [(specs[k], folded[k]) for k in first], [(specs[k], folded[k]) for k in other], last, wrote=w,
         attributes=attributes, more_b=_aligned(specs[other[0]], evidence),
@@ -165,11 +195,12 @@ def _after_write(
         return None
     shared = tuple(joint.steps[i].guards for i in range(w))
     steps = tuple(  # before the write, what all runs showed together; each way's own, once it is known which
-        replace(st, var=st.var or sa.steps[i].var, guards=shared[i], own=st.guards) if i < w else st for i, st in enumerate(sb.steps)
+        replace(st, var=st.var or sa.steps[i].var, guards=shared[i], own=st.own if later is not None else st.guards)
+        if i < w else st for i, st in enumerate(sb.steps)
     )
     early = Early(last, when, _unstated(tuple(sa.steps[i].guards for i in range(last + 1)), when), sa.output)
     every = tuple(dict.fromkeys(h for spec in specs for h in spec.runs))
-    return replace(sb, steps=steps, runs=every, early=(early,))
+    return replace(sb, steps=steps, runs=every, early=(early, *sb.early), tools={**sa.tools, **sb.tools})
 
 
 def _as_read(spec: SkillSpec, joint: SkillSpec, w: int, group: list[tuple[SkillSpec, Trajectory]]) -> SkillSpec:

@@ -63,3 +63,35 @@ def test_an_order_paid_by_another_method_is_never_answered_already_paid() -> Non
     assert why is not None and "guard fails" in why.reason, why
     # paid by gift card, two items: already paid, as the runs showed
     assert prove_all(source, spec, [pay(5, paid_by="gift_card", items=2)]) is None
+
+
+# -- three answers after one write -----------------------------------------------------------------------
+
+CANCEL_TOOLS = {**TOOLS, "cancel": ToolRef(module="shop", qualname="cancel", params=("order_id",))}
+SAID = {"credit_card": "your card", "gift_card": "your gift card", "paypal": "your PayPal account", "apple_pay": "your Apple Pay"}
+
+
+def cancel(k: int, paid_by: str) -> Trajectory:
+    """Customer ``k`` cancels order ``W{k}``, paid by ``paid_by``: the answer says where the refund goes."""
+    cid, method = f"cust_{k}000003", f"{paid_by}_{k}000001"
+    methods = {method: {"id": method, "source": paid_by}, f"paypal_{k}000009": {"id": f"paypal_{k}000009", "source": "paypal"}}
+    order = {"order_id": f"W{k}", "status": "pending", "payments": [{"method_id": method, "amount": 20.0}]}
+    calls = [
+        Call(tool="find_customer", args={"email": f"c{k}@x.io"}, result=cid),
+        Call(tool="get_customer", args={"customer_id": cid}, result={"email": f"c{k}@x.io", "methods": methods}),
+        Call(tool="get_order", args={"order_id": f"W{k}"}, result=order),
+        Call(tool="cancel", args={"order_id": f"W{k}"}, result={"status": "cancelled"}),
+    ]
+    return Trajectory(task=f"Email c{k}@x.io. Please cancel order W{k}.", calls=calls, tools=CANCEL_TOOLS,
+                      outcome=Outcome(ok=True, output=f"Cancelled order W{k}; the refund goes to {SAID[paid_by]}."))
+
+
+def test_three_answers_after_one_write_are_one_skill_branching_on_what_told_each_from_the_later_ones() -> None:
+    kinds = ["credit_card", "gift_card", "paypal"]
+    runs = [cancel(k, kinds[k % 3]) for k in range(1, 7)]
+    spec, source = learned(runs)
+    assert len(spec.early) == 2, source  # one skill: two branches after the write, and the last answer
+    for k, paid_by in zip(range(11, 14), kinds, strict=True):
+        assert prove_all(source, spec, [cancel(k, paid_by)]) is None, paid_by
+    why = prove_all(source, spec, [cancel(14, "apple_pay")])  # a kind no run showed: a guard stops the skill
+    assert why is not None and "guard fails" in why.reason, why
