@@ -18,7 +18,7 @@ from dataclasses import replace
 from typing import Any
 
 from ._names import _fresh, _unnamed
-from ._template import CHOICE, affix_parts, IGNORED, NEGATION, SNAKE, Slot, TaskTemplate, choices, kind_union, shape_of, slot_kind, union_shape
+from ._template import CHOICE, IGNORED, NEGATION, SNAKE, Slot, TaskTemplate, affix_parts, choices, kind_union, shape_of, slot_kind, union_shape
 from ._trajectory import Trajectory
 
 __all__ = ["CHOICE_SLOT", "generalize", "ignores_data", "joined", "quoted_ignored", "says", "unrepeated", "widened", "wider_slot"]

@@ -8,8 +8,8 @@ what it does not act on), the field is not guarded (``_merging``): the runs acte
 said, and the library shows it is an attribute, not a switch. The skill file says so, with the
 numbers (its ``SKILL['world']``), so it re-renders from its runs alone.
 
-A census counts only text values as results hold them: dict fields, never list elements by position,
-nor code words (``pending``, ``IN_TRANSIT``: a program's vocabulary, however many there are).
+A census counts only text values as results hold them: dict fields (``_guards._fields``), never list
+elements by position nor the records of an id-keyed dict (each customer's own keys), nor code words (``pending``, ``IN_TRANSIT``: a program's vocabulary, however many there are).
 """
 
 from __future__ import annotations
@@ -18,13 +18,13 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ._guards import _fields
 from ._trajectory import Trajectory
 from ._values import enum_like
 
 __all__ = ["WORLD_VALUES", "Census", "World", "census", "world_from_meta"]
 
 WORLD_VALUES = 10  # values a field took in the library's runs before it names a thing
-_DEPTH = 4  # fields this deep in a result (``user['address']['state']``)
 _KEEP = 4 * WORLD_VALUES  # values kept per field: more say nothing more
 
 World = Mapping[tuple[str, tuple[str, ...]], tuple[int, int]]  # (tool, path) → (distinct values, reads)
@@ -48,7 +48,7 @@ class Census:
             ref = run.tools.get(call.tool)
             if ref is None or not ref.read or call.error is not None or type(call.result) is not dict:
                 continue
-            for path, value in _fields(call.result, ()):
+            for path, value in _fields(call.result, lambda v: v if type(v) is str else None):
                 key = (call.tool, path)
                 self.reads[key] = self.reads.get(key, 0) + 1
                 if enum_like(value):
@@ -64,7 +64,8 @@ class Census:
         extra = census(run for run in also if run.hash not in self.counted)
         out, codes = {}, self.codes | extra.codes
         for key in sorted(set(self.values) | set(extra.values)):
-            seen = self.values.get(key, set()) | extra.values.get(key, set())
+            seen = self.values[key] | extra.values[key] if key in self.values and key in extra.values else (
+                self.values.get(key) or extra.values[key])
             distinct, reads = min(len(seen), _KEEP), self.reads.get(key, 0) + extra.reads.get(key, 0)
             if distinct >= WORLD_VALUES and key not in codes and (distinct >= _KEEP or distinct * distinct >= reads):
                 out[key] = (distinct, reads)
@@ -77,15 +78,6 @@ def census(runs: Iterable[Trajectory]) -> Census:
     for run in runs:
         c.add(run)
     return c
-
-
-def _fields(value: Any, path: tuple[str, ...]) -> Iterable[tuple[tuple[str, ...], str]]:
-    if type(value) is str and path:
-        yield path, value
-    elif type(value) is dict and len(path) < _DEPTH:
-        for k, v in value.items():
-            if type(k) is str:
-                yield from _fields(v, (*path, k))
 
 
 def world_from_meta(entries: Any) -> dict[tuple[str, tuple[str, ...]], tuple[int, int]]:

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from ._compile import Compiled
 from ._driving import Step, Steps
 from ._requests import Joiner, Split, carried_text, split_run
-from ._segments import colon_aligned, colon_binds, segment
+from ._segments import colon_aligned, colon_binds, segment, segment_at_colon
 from ._result import Attempt, Result
 from ._trajectory import Trajectory
 from ._usage import Usage
@@ -199,7 +199,7 @@ def cut(task: str, lookup: Callable[[str], list[Match]]) -> tuple[tuple[str, lis
     found = segment(task, lambda text: bool(lookup(text)), carries)
     if found is not None:
         return found, False
-    found = segment(task, lambda text: False, after_colon=colon_binds(lookup))
+    found = segment_at_colon(task, colon_binds(lookup))
     return None if found is None else (found, True)
 
 

@@ -493,19 +493,21 @@ def _joined(traj: Trajectory) -> list[tuple[int, Guard]]:
     checked once both reads are made. Not a record's own id inside its own dict, nor an id the read
     was given (a relation to the task)."""
     reads = [i for i, c in enumerate(traj.calls) if traj.tools.get(c.tool, _WRITE).read]
-    keyed = [(j, q, d) for j in reads for q, d in _fields(traj.calls[j].result, _records_by_id)]
+    keyed = [  # each id-keyed dict, with the fields all its records have (what kind of record it is)
+        (j, q, d, sorted(set.intersection(*(set(r) for r in d.values()))))
+        for j in reads for q, d in _fields(traj.calls[j].result, _records_by_id)
+    ]
     out: list[tuple[int, Guard]] = []
     for i in reads if keyed else ():
         echoes = {e for e in _leaves(traj.calls[i].args) if type(e) is str}
         for p, v in _id_texts(traj.calls[i].result, (), [_MAX_JOINED]):
-            for j, q, d in keyed:
+            for j, q, d, shared in keyed:
                 record = d.get(v) if v not in echoes and not (i == j and p[: len(q)] == q) else None
                 key = next((f for f in sorted(record) if record[f] == v), None) if type(record) is dict else None
                 if key is None:
                     continue
                 select = Select(Ref(j, q), key, Ref(i, p))
-                shared = set.intersection(*(set(r) for r in d.values()))  # what kind of record: fields all of them have
-                for field in sorted(shared):
+                for field in shared:
                     if field != key and _categorical(record[field]):
                         out.append((max(i, j), Guard("chosen", (), (select, field, record[field]))))
     return out
@@ -525,7 +527,7 @@ def _id_texts(value: Any, path: tuple[str | int, ...], budget: list[int]) -> lis
     if budget[0] < 0:
         return []
     if type(value) is str:
-        return [(path, value)] if 3 <= len(value) <= 64 and " " not in value and any(c.isdigit() for c in value) else []
+        return [(path, value)] if _id_like(value) else []
     if type(value) is dict and not collection(value):
         return [found for k in sorted(value) for found in _id_texts(value[k], (*path, k), budget)]
     if type(value) is list:
@@ -533,14 +535,14 @@ def _id_texts(value: Any, path: tuple[str | int, ...], budget: list[int]) -> lis
     return []
 
 
+def _id_like(v: Any) -> bool:
+    """Whether ``v`` looks like an id: text of 3 to 64 characters, a digit among them, no space."""
+    return type(v) is str and 3 <= len(v) <= 64 and " " not in v and any(c.isdigit() for c in v)
+
+
 def _ids(value: Any) -> list[tuple[tuple[str | int, ...], str]]:
     """Id-like texts (a letter or symbol and a digit, no spaces) at dict paths of a result."""
-
-    def id_like(v: Any) -> str | None:
-        ok = type(v) is str and 3 <= len(v) <= 64 and " " not in v and any(c.isdigit() for c in v)
-        return v if ok else None
-
-    return _fields(value, id_like)
+    return _fields(value, lambda v: v if _id_like(v) else None)
 
 
 class _Write:

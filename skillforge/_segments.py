@@ -15,13 +15,13 @@ from typing import Any
 
 from ._spans import pieces
 
-__all__ = ["colon_aligned", "colon_binds", "segment"]
+__all__ = ["colon_aligned", "colon_binds", "segment", "segment_at_colon"]
 
 _MAX_LOOKUPS = 4096  # texts a message's cutting may look up a skill for
 
 
 def segment(task: str, binds: Callable[[str], bool], carries: Callable[[str, str, str, str], bool] | None = None,
-            *, after_colon: Callable[[str, str], bool] | None = None) -> tuple[str, list[str], str] | None:
+            ) -> tuple[str, list[str], str] | None:
     """The prelude, two or more clauses and the closing of ``task`` such that prelude + each clause +
     closing ``binds`` (a skill takes it): sentences first, then cuts inside sentences (``pieces(fine=True)``);
     the shortest prelude that works, then no closing or the shortest, then the fewest clauses (the
@@ -31,55 +31,53 @@ def segment(task: str, binds: Callable[[str], bool], carries: Callable[[str, str
     Never a prelude that ends at a colon inside a sentence (as ``split_run`` may cut "Ana Li, zip
     10001: what's ..." where the values before the colon are who asks): the text alone does not
     tell who asks from a request whose free text follows its colon ("Close INC-1 with note: ...",
-    whose note would swallow the next clause).
+    whose note would swallow the next clause). ``segment_at_colon`` cuts there where the skills tell.
 
     ``carries(before, prelude, clause, closing)``: whether the clause binds a skill with a value carried
     over from ``before`` (prelude + the clause before + closing), for a clause that names what it acts
-    on only by a pronoun.
+    on only by a pronoun."""
+    return _cut(task, _looked_up(binds), carries)
 
-    ``after_colon(prelude, text)``: whether ``prelude + text`` binds a skill whose template says, right
-    after its first colon, the words ``text`` begins with (``colon_aligned``), for the prelude that ends at
-    the first colon of the first sentence. Where no cutting above works, such a prelude is tried with it:
-    each clause then binds a template learned with who asks before that colon, never one whose colon a
-    free text follows."""
+
+def segment_at_colon(task: str, after_colon: Callable[[str, str], bool]) -> tuple[str, list[str], str] | None:
+    """``segment`` with a prelude that ends at the first colon of the first sentence (and whole sentences
+    after it), where each clause with it binds a skill ``after_colon(prelude, text)`` finds: one whose
+    template says, right after its first colon, the words ``text`` begins with (``colon_aligned``), learned
+    with who asks before that colon, never one whose colon a free text follows. None where there is no
+    such colon or cutting."""
     sentences = pieces(task)
-    bounds = {a for a, _b in sentences}
-    looked = [0]
+    m = _COLON.search(task, *sentences[0]) if sentences else None
+    if m is None or m.end() >= sentences[0][1]:
+        return None
+    before, rest = task[: m.end()], task[m.end():]
+    cut = _cut(rest, _looked_up(lambda text: after_colon(before, text)), None)
+    return None if cut is None else (before + cut[0], cut[1], cut[2])
+
+
+def _looked_up(binds: Callable[[str], bool]) -> Callable[[str], bool]:
+    """``binds`` on stripped text, each text once, within ``_MAX_LOOKUPS`` lookups."""
     memo: dict[str, bool] = {}
 
     def ok(text: str) -> bool:
         text = text.strip()
         if text not in memo:
-            looked[0] += 1
-            memo[text] = looked[0] <= _MAX_LOOKUPS and binds(text)
+            memo[text] = len(memo) < _MAX_LOOKUPS and binds(text)
         return memo[text]
 
+    return ok
+
+
+def _cut(task: str, ok: Callable[[str], bool], carries: Callable[[str, str, str, str], bool] | None,
+         ) -> tuple[str, list[str], str] | None:
+    """``segment``'s cutting: by sentences, then by the finer pieces inside them."""
+    sentences = pieces(task)
+    bounds = {a for a, _b in sentences}
     for parts in (sentences, pieces(task, fine=True)):
         if parts is not sentences and len(parts) == len(sentences):
             continue
         cut = _segment(task, parts, bounds, ok, carries)
         if cut is not None:
             return cut
-    m = _COLON.search(task, *sentences[0]) if sentences and after_colon is not None else None
-    if m is None or after_colon is None or m.end() >= sentences[0][1]:
-        return None
-    before, rest = task[: m.end()], task[m.end():]
-    told: dict[str, bool] = {}
-
-    def aligned(text: str) -> bool:
-        text = text.strip()
-        if text not in told:
-            looked[0] += 1
-            told[text] = looked[0] <= _MAX_LOOKUPS and after_colon(before, text)
-        return told[text]
-
-    sentences = pieces(rest)
-    for parts in (sentences, pieces(rest, fine=True)):
-        if parts is not sentences and len(parts) == len(sentences):
-            continue
-        cut = _segment(rest, parts, {a for a, _b in sentences}, aligned, None)
-        if cut is not None:
-            return before + cut[0], cut[1], cut[2]
     return None
 
 
@@ -136,7 +134,7 @@ def _segment(task: str, parts: list[tuple[int, int]], bounds: set[int], ok: Call
 
 
 def colon_binds(lookup: Callable[[str], list[Any]]) -> Callable[[str, str], bool]:
-    """``segment``'s ``after_colon`` for skills found by ``lookup`` (text → ``Match`` es)."""
+    """``segment_at_colon``'s ``after_colon`` for skills found by ``lookup`` (text → ``Match`` es)."""
     def after_colon(prelude: str, text: str) -> bool:
         said = (prelude + text).strip()
         return any(m.template is not None and colon_aligned(m.template.text, said) for m in lookup(said))

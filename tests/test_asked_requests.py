@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from skillforge._requests import Split, segment, split_run
-from skillforge._segments import colon_aligned
+from skillforge._segments import colon_aligned, segment_at_colon
 from skillforge._trajectory import Call, Outcome, Trajectory
 from tests.test_requests import ANA, TOOLS, order
 from tests.toolsets import shop
@@ -166,7 +166,7 @@ def test_a_prelude_ends_at_a_colon_where_each_clause_binds_a_template_that_says_
         said = (prelude + text).strip()
         return said in known and colon_aligned(known[said], said)
 
-    assert segment(task, lambda text: False, after_colon=after_colon) == (
+    assert segment_at_colon(task, after_colon) == (
         "ana@example.com: ", ["where is order #W12? ", "And cancel order #W11 because it was a mistake."], "",
     )
     # a template whose colon a free text follows takes whatever follows it: no prelude of that colon
@@ -175,8 +175,8 @@ def test_a_prelude_ends_at_a_colon_where_each_clause_binds_a_template_that_says_
     assert not colon_aligned("Where is {order_id}: tell me", "Where is #W1 tell me: now")  # the colons are not the same one
     close = {"Close INC-1 with note: swapped the dock.": "Close INC-{n} with note: {note}",
              "Close INC-1 with note: Also enable MFA for lena.": "Close INC-{n} with note: {note}"}
-    assert segment("Close INC-1 with note: swapped the dock. Also enable MFA for lena.", lambda text: False,
-                   after_colon=lambda p, t: (p + t).strip() in close and colon_aligned(close[(p + t).strip()], (p + t).strip())) is None
+    assert segment_at_colon("Close INC-1 with note: swapped the dock. Also enable MFA for lena.",
+                            lambda p, t: (p + t).strip() in close and colon_aligned(close[(p + t).strip()], (p + t).strip())) is None
 
 
 # -- requests the agent refused: no write at all ----------------------------------------

@@ -27,14 +27,17 @@ TOOLS = {
 }
 
 
-def pay(k: int, *, paid_by: str, items: int) -> Trajectory:
+def pay(k: int, *, paid_by: str, items: int, refunded: bool = False) -> Trajectory:
     """Customer ``k`` asks to pay order ``W{k}`` with their gift card; the order is paid by ``paid_by``
-    (``gift_card`` or ``credit_card``): already paid, the agent says so, else it pays with the gift card."""
-    cid, gift, card = f"cust_{k}000003", f"gift_card_{k}000001", f"credit_card_{k}000002"
-    methods = {gift: {"id": gift, "source": "gift_card"}, card: {"id": card, "source": "credit_card"}}
-    current = gift if paid_by == "gift_card" else card
+    (``gift_card``, ``credit_card`` or ``paypal``; ``refunded``: paid by card first, refunded): already
+    paid, the agent says so, else it pays with the gift card."""
+    cid = f"cust_{k}000003"
+    ids = {kind: f"{kind}_{k}00000{n}" for n, kind in enumerate(("gift_card", "credit_card", "paypal"), 1)}
+    methods = {mid: {"id": mid, "source": kind} for kind, mid in ids.items()}
+    gift, current = ids["gift_card"], ids[paid_by]
+    earlier = [{"method_id": ids["credit_card"], "amount": 20.0}, {"method_id": ids["credit_card"], "amount": -20.0}]
     order = {"order_id": f"W{k}", "status": "pending", "express": items > 1, "items": [{"sku": f"S{i}"} for i in range(items)],
-             "payments": [{"method_id": current, "amount": 20.0}]}
+             "payments": [*(earlier if refunded else []), {"method_id": current, "amount": 20.0}]}
     calls = [
         Call(tool="find_customer", args={"email": f"c{k}@x.io"}, result=cid),
         Call(tool="get_customer", args={"customer_id": cid}, result={"email": f"c{k}@x.io", "methods": methods}),
@@ -63,6 +66,25 @@ def test_an_order_paid_by_another_method_is_never_answered_already_paid() -> Non
     assert why is not None and "guard fails" in why.reason, why
     # paid by gift card, two items: already paid, as the runs showed
     assert prove_all(source, spec, [pay(5, paid_by="gift_card", items=2)]) is None
+
+
+def test_a_record_only_some_runs_name_is_no_fact_of_the_others() -> None:
+    # one order was paid by card and refunded before: its payments name the card twice more; the runs still
+    # acted alike, and what they all name (the first payment's method) is still a fact
+    spec, source = learned([pay(1, paid_by="paypal", items=1), pay(2, paid_by="paypal", items=1, refunded=True)])
+    assert "pick(customer_2['methods'], 'id', order['payments'][0]['method_id'])['source']" in source
+    assert prove_all(source, spec, [pay(3, paid_by="paypal", items=1, refunded=True)]) is None
+
+
+def test_the_kind_of_method_that_paid_is_context_guarded_on_its_own() -> None:
+    # paid by card on an order not express, by PayPal on an express one: both paid with the gift card. Which
+    # method paid is context, not combined with the order's own facts: PayPal on an order not express is served
+    spec, source = learned([pay(1, paid_by="credit_card", items=1), pay(2, paid_by="paypal", items=2)])
+    assert ("require(pick(customer_2['methods'], 'id', order['payments'][0]['method_id'])['source'] in ('credit_card', 'paypal'), "
+            in source)
+    assert prove_all(source, spec, [pay(3, paid_by="paypal", items=1)]) is None
+    why = prove_all(source, spec, [pay(4, paid_by="gift_card", items=1)])  # already paid: a kind no run of this way showed
+    assert why is not None and "guard fails" in why.reason, why
 
 
 # -- three answers after one write -----------------------------------------------------------------------
