@@ -741,10 +741,14 @@ def _meta_items(spec: SkillSpec) -> list[tuple[str, Any]]:
 
 def file_world(spec: SkillSpec) -> list[list[Any]]:
     """``SKILL['world']``: each field the skill leaves unguarded because the library's runs show it names a
-    thing (``_census``), as ``[tool, path, values, reads]``, sorted: what re-renders the file from its runs."""
+    thing (``_census``), as ``[tool, path, values, reads]``, sorted: what re-renders the file from its runs.
+    The census counts reads only: a write's result that echoes a read's field (the order's city) takes
+    that read's note (``_branching._as_read``), which the read's own entry says."""
     found: set[tuple[str, tuple[Any, ...], int, int]] = set()
 
     def note(tool: str, guards: tuple[Guard, ...]) -> None:
+        if tool in spec.tools and not spec.tools[tool].read:
+            return
         for g in guards:
             if g.kind == "unguarded" and type(g.value) is tuple and len(g.value) == 4:
                 found.add((tool, tuple(g.path), g.value[2], g.value[3]))

@@ -19,7 +19,7 @@ from ._compile import Compiled, Rejected, admit, admit_file, prove_all
 from ._exceptions import SkillFileError, SkillforgeSignal
 from ._antiunify import _TOKEN, generalize, ignores_data, joined, quoted_ignored, widened
 from ._census import Census, World, world_from_meta
-from ._learning import _walk_all, lends_evidence, named, renamed_template, route_key, same_program, spec_from_runs, without_idle_reads
+from ._learning import _walk_all, lends_evidence, named, renamed_template, route_key, route_shape, same_program, spec_from_runs, without_idle_reads
 from ._joins import unlisted
 from ._lists import substitute
 from ._library import MetaCache, SkillFile, content_key, skill_from
@@ -204,7 +204,7 @@ class Learning:
     _programs: dict[tuple[str, str], Any]
     _keys: dict[tuple[str, str], str | None]  # (skill, content hash) → _program_key of its first run
     _by_key: dict[str | None, set[str]]  # program key → names of skills that had it (checked against _keys)
-    _by_route: dict[str, set[str]]  # route key → names of skills whose first run had it (each run checked again)
+    _by_route: dict[str, set[str]]  # route shape → names of skills whose first run had it (each run checked again)
     _by_params: dict[frozenset[tuple[str, str]], set[str]]  # a template's parameters → names of skills (checked again)
     _lifts: dict[tuple[str, str], Any]  # (run hash, file content hash) → the run lifted under its phrasing, and the run
     _census: Census  # the values the fields of reads took in the library's runs (see _world)
@@ -828,8 +828,8 @@ class Learning:
             self._programs[key] = first
             self._keys[key] = _program_key(first) if first is not None else None
             self._by_key.setdefault(self._keys[key], set()).add(skill.name)
-            if first is not None and route_key(first) is not None:
-                self._by_route.setdefault(route_key(first), set()).add(skill.name)
+            if first is not None and route_shape(first) is not None:
+                self._by_route.setdefault(route_shape(first), set()).add(skill.name)
         result: SkillSpec | None = self._programs[key]
         return result
 
@@ -869,7 +869,7 @@ class Learning:
     def _evidence(self, spec: SkillSpec, own: list[Trajectory]) -> tuple[Trajectory, ...]:
         """The runs of other skills that lend ``spec`` (learned from the runs ``own``) evidence
         (``lends_evidence``), by skill name and run order."""
-        key = route_key(spec)
+        key = route_shape(spec)
         if key is None:
             return ()
         hot = self._index()

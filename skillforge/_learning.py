@@ -36,12 +36,12 @@ from ._template import LIST, PHRASING, TaskTemplate
 from ._trajectory import Trajectory
 from ._variants import grouped, variant_name
 from ._wording import alike_words, literal
-from ._values import _leaves, walk_exprs
+from ._values import _leaves, computed, walk_exprs
 
 logger = logging.getLogger(__name__)
 
 __all__ = [
-    "ATTRIBUTE_RUNS", "CONTEXT_RUNS", "route_key", "branched", "merge", "named", "renamed_template", "same_program", "settle", "spec_from_runs",
+    "ATTRIBUTE_RUNS", "CONTEXT_RUNS", "computes", "route_key", "route_shape", "branched", "merge", "named", "renamed_template", "same_program", "settle", "spec_from_runs",
     "without_idle_reads",
 ]
 
@@ -234,18 +234,58 @@ def route_key(spec: SkillSpec) -> str | None:
     return repr(([(st.tool, st.args, st.each) for st in spec.steps[1:]], spec.output))
 
 
+def route_shape(spec: SkillSpec) -> str | None:
+    """The tools of a skill's calls after the first, and which of them loop over a list: what every skill
+    of the same request by another route or phrasing has (``lends_evidence`` says which of them do the
+    same). None for a skill of one call."""
+    if len(spec.steps) < 2:
+        return None
+    return repr([(st.tool, st.each is not None) for st in spec.steps[1:]])
+
+
 def lends_evidence(spec: SkillSpec, theirs: SkillSpec, run: Trajectory, own: Sequence[Trajectory]) -> bool:
     """Whether ``run`` of another skill (lifted there as ``theirs``) is evidence for the facts of ``spec``
     (learned from the runs ``own``): it made the same calls after the first, from the same sources, and
-    gave the same answer (``route_key``), whether it found the customer by another route or was said in
-    a phrasing learned on its own; the two phrasings' words may take each other's worlds
-    (``alike_words``: "cancel it even if it shipped" lends nothing to "cancel it"); and it is none of
-    the skill's own runs (a run is evidence once, or its own)."""
+    gave the same answer, whether it found the customer by another route or was said in a phrasing
+    learned on its own. Either its skill's program is ``spec``'s (``route_key``), or ``spec``'s program
+    makes the run's calls and gives its answer on its results (``computes``: its own lifting chose
+    another of two sources that were equal there, or another format that wrote its amount alike). The
+    two phrasings' words may take each other's worlds (``alike_words``: "cancel it even if it shipped"
+    lends nothing to "cancel it"); and it is none of the skill's own runs (a run is evidence once, or
+    its own)."""
     key = route_key(spec)
-    if key is None or route_key(theirs) != key or run.hash in {r.hash for r in own}:
+    if key is None or run.hash in {r.hash for r in own}:
+        return False
+    if route_key(theirs) != key and not computes(spec, run):
         return False
     mine, said = (literal(TaskTemplate(s.template, list(s.slots))) for s in (spec, theirs))
-    return alike_words(mine, said, [c.result for r in (run, *own) for c in r.calls])
+    read = [c.result for r in (run, *own) for c in r.calls if (ref := r.tools.get(c.tool)) is not None and ref.read]
+    return alike_words(mine, said, read)  # the world the runs decided in: a write's echo of its arguments says none
+
+
+def computes(spec: SkillSpec, run: Trajectory) -> bool:
+    """Whether ``spec``'s main way, on ``run``'s results, makes ``run``'s calls after the first with the
+    arguments it made them with, and gives its answer: the task values are those ``spec`` passes whole
+    (``get_order(order_id=order_id)``), as the run's calls were given them. The first call is the route
+    and may differ; a loop over a list, or an answer that joins a whole list, says more than one value
+    shows, and is never judged so."""
+    if len(run.calls) != len(spec.steps) or any(st.each is not None for st in spec.steps) or not run.outcome.ok:
+        return False
+    pairs = list(zip(spec.steps[1:], run.calls[1:], strict=True))
+    if any(st.tool != call.tool or {k for k, _ in st.args} != set(call.args) for st, call in pairs):
+        return False
+    params: dict[str, Any] = {}
+    for st, call in pairs:
+        for key, arg in st.args:
+            if isinstance(arg, Param):
+                params.setdefault(arg.name, call.args[key])
+    results = [c.result for c in run.calls]
+    try:
+        made = [(computed(arg, results, params), call.args[key]) for st, call in pairs for key, arg in st.args]
+        made.append((computed(spec.output, results, params), run.outcome.output))
+    except (KeyError, IndexError, TypeError, ValueError):
+        return False
+    return all(type(mine) is type(theirs) and mine == theirs for mine, theirs in made)
 
 
 def settle(specs: list[SkillSpec]) -> dict[Site, tuple[Expr, tuple[Expr, ...]]] | None:

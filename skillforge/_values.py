@@ -12,10 +12,10 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from ._spec import At, DictOf, Each, Expr, Fmt, Join, Len, ListOf, Neg, Param, Ref, Select, Update, Where
+from ._spec import At, Const, DictOf, Each, Expr, Fmt, Join, Len, ListOf, Neg, Param, Ref, Select, Update, Where
 
 __all__ = [
-    "EACH", "ambiguous", "bound_item", "picks_several", "var_names", "collect_values", "collection", "core", "enum_like", "evaluate", "listing", "near", "refs_in", "resolve",
+    "EACH", "ambiguous", "bound_item", "picks_several", "var_names", "collect_values", "collection", "computed", "core", "enum_like", "evaluate", "listing", "near", "refs_in", "resolve",
     "rebuilt", "token_shape", "value_kind", "walk_exprs",
 ]
 
@@ -118,6 +118,33 @@ def evaluate(expr: Expr, results: list[Any], params: dict[str, Any]) -> Any:
             raise KeyError(expr.field)
         return _at(found[0], expr.rest)
     raise ValueError(f"cannot evaluate {expr!r}")
+
+
+def computed(expr: Expr, results: list[Any], params: dict[str, Any]) -> Any:
+    """The value an argument or answer expression gives in a run, as the skill's code computes it:
+    ``evaluate``'s selections, and constants, lengths, signs and the texts a format writes. Raises
+    ``ValueError`` for a whole list's join or a loop (what a run says of those is not read off one
+    value), ``KeyError`` (or ``IndexError``, ``TypeError``) where the run has no such value."""
+    if isinstance(expr, Const):
+        return expr.value
+    if isinstance(expr, Neg):
+        return -computed(expr.value, results, params)
+    if isinstance(expr, Len):
+        return len(computed(expr.seq, results, params))
+    if isinstance(expr, ListOf):
+        return [computed(item, results, params) for item in expr.items]
+    if isinstance(expr, Fmt):
+        out = []
+        for part in expr.parts:
+            if isinstance(part, str):
+                out.append(part)
+            else:
+                value = computed(part[0], results, params)
+                out.append(format(value, part[1]) if part[1] else str(value))
+        return "".join(out)
+    if isinstance(expr, (Join, Each)):
+        raise ValueError(f"cannot compute {expr!r} from one value")
+    return evaluate(expr, results, params)
 
 
 def var_names(var: str | tuple[str, ...]) -> tuple[str, ...]:

@@ -127,6 +127,26 @@ def test_a_context_field_two_runs_showed_is_not_guarded_where_the_library_shows_
     assert prove_all(source, spec, [refund("4", "Lima", status="disputed")]) is not None
 
 
+def test_a_write_that_echoes_a_named_field_leaves_the_file_saying_only_what_reads_showed() -> None:
+    def echoed(order_id: str, city: str, ok: bool) -> Trajectory:  # the refund returns the customer's city
+        r = refund(order_id, city)
+        calls = [*r.calls[:2], r.calls[2].model_copy(update={"result": {"ok": ok, "city": city}})]
+        said = f"Refunded order {order_id}." if ok else f"Could not refund order {order_id}."
+        return Trajectory(task=r.task, calls=calls, outcome=Outcome(ok=True, output=said), tools=TOOLS)
+
+    runs = [echoed("1", "Berlin", True), echoed("2", "Paris", False)]  # two answers after the write: branches
+    world = census([*runs, *(lookup(f"C{i}", c) for i, c in enumerate(CITIES))]).world()
+    spec, source = learned(runs, world)
+    assert "if refund_result['ok']:" in body(source)
+    # what the refund returned at 'city' is the customer's city (judged as that read's field was); the
+    # census counts reads, and the file says what it counted: no entry of the write's
+    assert "# not guarded: refund_result['city'] took 2 different values" in body(source)
+    meta = skill_meta(spec)
+    assert meta["world"] == [["get_customer", ["city"], len(CITIES), len(CITIES) + 2]]
+    again = spec_from_runs(runs, name="refund_order", template=discover_template(runs[0]), world=world_from_meta(meta["world"]))
+    assert render_skill(again) == source
+
+
 def test_a_field_the_skill_acts_on_or_saw_once_stays_guarded_whatever_the_library_shows() -> None:
     many = [refund(str(i), c, order_city=c) for i, c in enumerate(CITIES, 10)]
     world = census(many).world()

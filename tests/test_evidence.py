@@ -16,7 +16,7 @@ import pytest
 
 from skillforge import Forge
 from skillforge._codegen import render_skill
-from skillforge._learning import lends_evidence, route_key, spec_from_runs
+from skillforge._learning import computes, lends_evidence, route_key, spec_from_runs
 from skillforge._library import Library
 from skillforge._lifting import Rejected, discover_template
 from skillforge._trajectory import Call, Outcome, ToolRef, Trajectory
@@ -203,3 +203,59 @@ def test_a_skill_serves_what_the_other_routes_runs_showed_and_never_a_combinatio
     # removing the other route's skill keeps the runs this one's guards rest on
     forge.remove(next(s.name for s in library.scan()[0] if "find_by_phone" in s.tools))
     assert all(library.run_path(h).exists() for h in by_email.meta["evidence"])
+
+
+# -- runs whose own skills chose otherwise where their runs could not tell ----------------
+
+
+def refunding(r: Trajectory, total: float, prices: list[float], *, said: float | None = None, to: str = "on its way back") -> Trajectory:
+    """``r`` with an order of ``total`` (items at ``prices``), whose answer says the refund of ``said`` (the total)."""
+    calls = list(r.calls)
+    calls[2] = calls[2].model_copy(update={"result": {**calls[2].result, "total": total, "items": [{"price": p} for p in prices]}})
+    amount = total if said is None else said
+    return Trajectory(task=r.task, calls=calls, outcome=Outcome(ok=True, output=f"{r.outcome.output} ${amount:,.2f} is {to}."), tools=TOOLS)
+
+
+def test_a_run_whose_skill_wrote_its_amount_another_way_that_wrote_it_alike_lends_evidence() -> None:
+    own = [refunding(run(1, "Austin", False, False), 1234.5, [1234.5])]  # "$1,234.50": only ',.2f' writes it so
+    mine, alone = learned(own)
+    assert "== 'Austin'" in alone
+    phone = [refunding(r, 30.0 + k, [10.0, 20.0 + k]) for k, r in enumerate(PHONE_RUNS)]  # "$30.00": '.2f' writes it too
+    for lender in phone:
+        theirs, _ = learned([lender])
+        assert route_key(theirs) != route_key(mine)  # their skill writes its amount by '.2f', this one by ',.2f'
+        assert computes(mine, lender) and lends_evidence(mine, theirs, lender, own)
+    spec, body = learned(own, evidence=tuple(phone))
+    assert spec.evidence == tuple(r.hash for r in phone)
+    assert "'Austin'" not in body and "# not guarded: customer['city'] took 4 different values in 4 runs" in body
+
+
+def test_a_run_this_skills_program_would_not_have_made_lends_nothing() -> None:
+    own = [refunding(run(1, "Austin", False, False), 1234.5, [1234.5])]
+    mine, _ = learned(own)
+    others = [
+        refunding(PHONE_RUNS[0], 30.0, [10.0, 20.0], said=10.0),  # refunded the first item's price, not the total
+        refunding(PHONE_RUNS[1], 30.0, [30.0], to="back on your card"),  # another answer
+    ]
+    wrote_other = refunding(PHONE_RUNS[2], 30.0, [30.0])
+    wrote_other = wrote_other.model_copy(update={"calls": [*wrote_other.calls[:3], wrote_other.calls[3].model_copy(update={"args": {"order_id": "#W99"}})]})
+    for lender in (*others, wrote_other):  # cancelled another order than the one it read
+        theirs, _ = learned([lender])
+        assert not computes(mine, lender) and not lends_evidence(mine, theirs, lender, own), lender.outcome.output
+
+
+def test_words_that_name_only_what_a_write_returned_say_nothing_of_the_world_it_was_made_in() -> None:
+    def reasoned(r: Trajectory, task: str) -> Trajectory:
+        calls = [*r.calls[:3], r.calls[3].model_copy(update={"result": {**r.calls[3].result, "note": "changed mind"}})]
+        return Trajectory(task=task, calls=calls, outcome=r.outcome, tools=TOOLS)
+
+    own = [reasoned(run(1, "Austin", False, False), "I'm u1@example.com. Please cancel order #W11, I changed my mind.")]
+    mine, _ = learned(own)
+    lender = PHONE_RUNS[0]
+    theirs, _ = learned([lender])
+    # "changed" and "mind" are said by one phrasing only, and name a text only the cancel returned (its echo)
+    assert lends_evidence(mine, theirs, lender, own)
+    # a text a read returned is a world the words may name: "express" said where a read showed a flag so named
+    said = reasoned(run(1, "Austin", True, False), "I'm u1@example.com. Please cancel my express order #W11.")
+    express, _ = learned([said])
+    assert not lends_evidence(express, theirs, lender, [said])
