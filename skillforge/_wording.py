@@ -94,11 +94,13 @@ def strict(text: str, facts: Sequence[tuple[Guard, Sequence[Any]]]) -> bool:
 
 def alike_words(mine: str, theirs: str, read: Sequence[Any]) -> bool:
     """Whether two phrasings, whose literal words are ``mine`` and ``theirs``, may take each other's worlds
-    as far as their words tell: neither holds a negation or a word of condition, and no word one says and
-    the other does not names a text the runs read or a field of theirs that is a switch (``read``: their
-    results; "on hold" and "gift card" name ``on_hold`` and ``gift_card``, "express" names a flag
-    ``express``; words of three letters or more)."""
-    if any(NEGATION.search(t) or CONDITION.search(t) for t in (mine, theirs)):
+    as far as their words tell: a clause of either that holds a negation or a word of condition is a
+    clause of the other too, word for word ("we won't need it after all" said by both says the same in
+    both; "don't cancel it" is no "cancel it"), and no word one says and the other does not names a text
+    the runs read or a field of theirs that is a switch (``read``: their results; "on hold" and "gift
+    card" name ``on_hold`` and ``gift_card``, "express" names a flag ``express``; words of three letters
+    or more)."""
+    if _conditions(mine) != _conditions(theirs):
         return False
     differ = {w for w in _words(mine) ^ _words(theirs) if len(w) > 2}
     if not differ:
@@ -118,6 +120,19 @@ def alike_words(mine: str, theirs: str, read: Sequence[Any]) -> bool:
         if differ & named:
             return False
     return True
+
+
+_CLAUSE_END = re.compile(r"[.,;:!?()\[\]\n\u2013\u2014]+")  # what ends a clause of literal text
+_CLAUSE_WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)*")  # "won't" is one word here
+
+
+def _conditions(text: str) -> frozenset[tuple[str, ...]]:
+    """The clauses of ``text`` that hold a negation or a word of condition, each as its words, lower-cased."""
+    out = set()
+    for clause in _CLAUSE_END.split(text.replace("\u2019", "'")):
+        if NEGATION.search(clause) or CONDITION.search(clause):
+            out.add(tuple(_CLAUSE_WORD.findall(clause.lower())))
+    return frozenset(out)
 
 
 def shared_worlds(

@@ -259,3 +259,21 @@ def test_words_that_name_only_what_a_write_returned_say_nothing_of_the_world_it_
     said = reasoned(run(1, "Austin", True, False), "I'm u1@example.com. Please cancel my express order #W11.")
     express, _ = learned([said])
     assert not lends_evidence(express, theirs, lender, [said])
+
+
+def test_a_clause_of_negation_both_phrasings_say_word_for_word_says_the_same_in_both() -> None:
+    def told(r: Trajectory, old: str, new: str) -> Trajectory:
+        return r.model_copy(update={"task": r.task.replace(old, new)})
+
+    own = [told(run(1, "Austin", False, False), "order #W11.", "order #W11, we won't need it after all.")]
+    mine, _ = learned(own)
+    same = told(PHONE_RUNS[0], "order #W21.", "order #W21 \u2014 we won\u2019t need it after all!")
+    theirs, _ = learned([same])
+    assert lends_evidence(mine, theirs, same, own)  # the same clause of negation, in other punctuation
+    spec, body = learned(own, evidence=(same,))
+    assert spec.evidence == (same.hash,) and "customer['city'] in ('Austin', 'Boston')" in body
+    # a clause of negation one of them says and the other does not, or says otherwise, lends nothing
+    for other in ("order #W21.", "order #W21, we don't need it after all.", "order #W21, we won't need it, even if shipped."):
+        lender = told(PHONE_RUNS[0], "order #W21.", other)
+        theirs, _ = learned([lender])
+        assert not lends_evidence(mine, theirs, lender, own), other
