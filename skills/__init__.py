@@ -9,12 +9,9 @@ import importlib
 __all__ = [
     'change_email_customer',
     'refund_order',
-    'refund_order_arrived_broken',
     'replace_order_broke',
-    'replace_order_broke_2',
     'send_replacement_order',
     'ship_order_instead',
-    'ship_order_instead_2',
     'where_order',
 ]
 

@@ -80,6 +80,20 @@ def test_committed_skills_rerender_byte_identically() -> None:
         )
 
 
+def test_make_skills_relearns_the_committed_skills_byte_for_byte(tmp_path: Path) -> None:
+    """``make skills`` (the demo's ticket stream, learned again) gives exactly the committed ``skills/``:
+    no file, run record or export differs, none is missing and none is extra."""
+    from skillforge.demo.regenerate import regenerate
+
+    regenerate(tmp_path)
+    committed = {p.relative_to(REPO / "skills"): p.read_bytes() for p in (REPO / "skills").rglob("*") if p.is_file()
+                 and "__pycache__" not in p.parts}
+    learned = {p.relative_to(tmp_path): p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
+    assert sorted(map(str, learned)) == sorted(map(str, committed)), "regenerate with `make skills`"
+    changed = [str(k) for k in committed if learned[k] != committed[k]]
+    assert not changed, f"{changed} differ from what the demo learns; regenerate with `make skills`"
+
+
 # -- admission ------------------------------------------------------------------------------
 
 

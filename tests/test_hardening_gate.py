@@ -260,9 +260,9 @@ def test_rm_of_an_unreadable_skill_deletes_the_file_and_no_run(lib: Path, tmp_pa
 
 
 def _deep_skill(lib: Path, name: str, expr: str) -> None:
-    """refund_order's file, as ``name``, returning ``expr``."""
-    text = (lib / "refund_order.py").read_text(encoding="utf-8")
-    text = text.replace("refund_order", name).replace("Refund order #{order_id}", f"Deep {name} #{{order_id}}")
+    """where_order's file (one phrasing, one parameter), as ``name``, returning ``expr``."""
+    text = (lib / "where_order.py").read_text(encoding="utf-8")
+    text = text.replace("where_order", name).replace("Where is my order #{order_id}?", f"Deep {name} #{{order_id}}")
     head, _sep, _body = text.partition(f"def {name}(")
     (lib / f"{name}.py").write_text(f"{head}def {name}(order_id: str):\n    return {expr}\n", encoding="utf-8")
 
