@@ -349,7 +349,6 @@ def _coalesced(ta: list[str], tb: list[str], ops: list[tuple[str, int, int, int,
     for op in map(lambda o: _in_list(ta, tb, o), ops):
         if out:
             _t, i1, i2, j1, j2 = out[-1]
-            between = ta[i2 : op[1]] + tb[j2 : op[3]]
             words = sum(1 for t in ta[i2 : op[1]] if re.search(r"\w", t))
             merged = ("".join(ta[i1 : op[2]]).strip(), "".join(tb[j1 : op[4]]).strip())
             if words == 0 or (words == 1 and all(_ignorable(m, len(ta)) for m in merged)):

@@ -1076,13 +1076,13 @@ def lift(
         element = _dig(traj.calls[call].result, (*seq_path, index))  # picked by a predicate: what it was
         chosen = Select(select.seq, select.field, select.key, (), select.also)
         of_item = next(((listed, var) for listed, var in sorted(lists, key=repr) if mentions(chosen, var)), None)
-        for field in sorted(element) if type(element) is dict else ():
-            if field != select.field and _categorical(element[field]):
-                fact = Guard("chosen", (), (chosen, field, element[field]))
+        for field_name in sorted(element) if type(element) is dict else ():
+            if field_name != select.field and _categorical(element[field_name]):
+                fact = Guard("chosen", (), (chosen, field_name, element[field_name]))
                 if of_item is not None:  # the element each item picks: a fact every item's has
-                    if any(g.kind == "each" and g.value[2].kind == "chosen" and g.value[2].value[:2] == (chosen, field)
+                    if any(g.kind == "each" and g.value[2].kind == "chosen" and g.value[2].value[:2] == (chosen, field_name)
                            and g.value[2] != fact for g in guards[call]):
-                        return Rejected(f"the items of {of_item[0]} pick elements that differ in {field!r}")
+                        return Rejected(f"the items of {of_item[0]} pick elements that differ in {field_name!r}")
                     fact = Guard("each", (), (*of_item, fact))
                 if fact not in guards[call]:
                     guards[call].append(fact)
