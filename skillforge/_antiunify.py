@@ -21,7 +21,7 @@ from ._names import _fresh, _unnamed
 from ._template import CHOICE, IGNORED, NEGATION, SNAKE, Slot, TaskTemplate, affix_parts, choices, kind_union, shape_of, slot_kind, union_shape
 from ._trajectory import Trajectory
 
-__all__ = ["CHOICE_SLOT", "generalize", "ignores_data", "joined", "quoted_ignored", "says", "unrepeated", "widened", "wider_slot"]
+__all__ = ["CHOICE_SLOT", "chose_words", "generalize", "ignores_data", "joined", "quoted_ignored", "says", "unrepeated", "widened", "wider_slot"]
 
 
 _TOKEN = re.compile(r"\s*(?:\{\{|\}\}|\{[^{}]*\}|\w+|[^\w\s])")
@@ -278,10 +278,15 @@ def ignores_data(template: TaskTemplate, runs: list[Trajectory]) -> bool:
     """Whether an ignored slot of ``template`` takes, in one of ``runs``, text that a tool returned
     ("Return ...: Cycling Helmet" where the order lists a "Cycling Helmet"), or text the run itself
     says (``quoted_ignored``): text that names something the agent read may be what it acted on,
-    and text its answer or a call says is part of what it did, so neither is ever ignored."""
+    and text its answer or a call says is part of what it did, so neither is ever ignored. Nor is any
+    text of a run whose write takes words it was neither told nor shown (``chose_words``): "because I
+    changed my mind" and "because I found a better price elsewhere" both filed as "no longer needed"
+    say nothing of which words chose that, and "because I bought it by accident" is filed otherwise."""
     ignored = [s.name for s in template.slots if s.kind == IGNORED]
     if not ignored:
         return False
+    if any(chose_words(run) for run in runs):
+        return True
     for run in runs:
         m = template.regex.fullmatch(run.task.strip())
         if m is None:
@@ -291,6 +296,24 @@ def ignores_data(template: TaskTemplate, runs: list[Trajectory]) -> bool:
         if said & values or quoted_ignored(template, run) is not None:
             return True
     return False
+
+
+def chose_words(run: Trajectory) -> str | None:
+    """A text of words (no digit) that a write of ``run`` takes and that the run was neither told (its task
+    does not say it, in any case, as whole words) nor shown (no result of a read holds it): a choice the
+    agent made from the task's words, where any of them may have made it. None if there is none."""
+    shown = {v.strip().lower() for c in run.calls if (ref := run.tools.get(c.tool)) is not None and ref.read
+             for v in _texts(c.result)}
+    for call in run.calls:
+        ref = run.tools.get(call.tool)
+        if ref is None or ref.read:
+            continue
+        for value in _texts(call.args):
+            text = value.strip()
+            if re.search(r"[^\W\d_]", text) and not any(ch.isdigit() for ch in text) and text.lower() not in shown \
+                    and not says(run.task, text):
+                return text
+    return None
 
 
 def quoted_ignored(template: TaskTemplate, run: Trajectory) -> str | None:
