@@ -1,7 +1,8 @@
 """Run every benchmark: ``python -m bench [--quick] [--no-muscle-mem] [--no-scale] [--no-library] [--no-tau]``.
 
 The first lookup in a fresh process (``first_hit``: a hit never imports chromadb) runs second.
-The shadow check (wrong replays on the helpdesk workload), ``skillforge proxy`` (requests saved,
+The shadow check (wrong replays on the helpdesk workload), the probes (phrasings the retail stream never
+used, after six days of it; two with ``--quick``), ``skillforge proxy`` (requests saved,
 wrong replays and latency on the demo and the helpdesk) and tau-bench retail (learn from
 100 tasks, serve 200, three seeds; one with ``--quick``) run with them, and so does the library
 at scale (learning 10k skills and opening them, ~15 min; 1,000 skills with ``--quick``).
@@ -21,7 +22,7 @@ import sys
 
 def main(argv: list[str]) -> int:
     flags = [a for a in argv if a == "--quick"]
-    names = ["hit_path", "first_hit", "lifting_report", "shadow", "proxy"] + ([] if "--no-muscle-mem" in argv else ["muscle_mem_compare"])
+    names = ["hit_path", "first_hit", "lifting_report", "shadow", "probes", "proxy"] + ([] if "--no-muscle-mem" in argv else ["muscle_mem_compare"])
     names += [] if "--no-scale" in argv else ["scale"]
     names += [] if "--no-library" in argv else ["library_scale"]
     names += [] if "--no-tau" in argv else ["tau_retail"]
@@ -29,7 +30,14 @@ def main(argv: list[str]) -> int:
     for name in names:
         sys.stdout.write("\n")
         sys.stdout.flush()
-        args = [] if name == "shadow" else (["--seeds", "0"] if flags else []) if name == "tau_retail" else flags
+        if name == "shadow":
+            args: list[str] = []
+        elif name == "probes":
+            args = ["--days", "2", "--per", "2"] if flags else []
+        elif name == "tau_retail":
+            args = ["--seeds", "0"] if flags else []
+        else:
+            args = flags
         done = subprocess.run([sys.executable, "-m", f"bench.{name}", *args])
         if done.returncode != 0:
             return done.returncode
