@@ -5,7 +5,7 @@ phrasings repeat, so a skill meets in it only the wordings it was learned from. 
 library, once the stream is learned, for what the stream never said: a cancel's reason in other
 words ("because I bought it by accident", filed by the agent under another reason than the words a
 skill learned), a change of mind or a "don't" appended, a condition ("but only if"), a refund to
-another kind of method. Each probe runs through ``forge.solve()`` (learning nothing) and through
+another kind of method (retail, storefront, helpdesk). Each probe runs through ``forge.solve()`` (learning nothing) and through
 the agent alone from the same world, as the shadow check does; a probe a skill serves whose writes or
 answer differ from the agent's is a **wrong replay**. The worlds then take the agent's writes, so the
 next probe starts where the agent would have left things.
@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import json
 import shutil
 import sqlite3
 import sys
@@ -105,7 +106,33 @@ def _helpdesk(world: Path, per: int) -> Iterator[str]:
             yield template.format(u=u, his=his, him=him, he=he)
 
 
-PROBES: dict[str, Callable[[Path, int], Iterator[str]]] = {"retail": _retail, "helpdesk": _helpdesk}
+_STORE_CANCELS = (
+    "Hi, I'm {first} {last}, zip code {zip}. Please cancel order {oid}, {why}.",
+    "My email is {email}. I want to cancel my order {oid} because {why}.",
+    "cancel {oid} pls, {why}. email {email}",
+    "Hello! Could you cancel {oid} for me? {Why}. {first} {last} ({zip}). Thanks!",
+)
+_STORE_REASONS = (*_REASONS, "I no longer need it", "ordered by accident")
+
+
+def _storefront(world: Path, per: int) -> Iterator[str]:
+    """Probes of the storefront (its records are JSON): cancels in its phrasings with reasons in other words."""
+    with sqlite3.connect(world) as db:
+        users = {uid: json.loads(data) for uid, data in db.execute("SELECT user_id, data FROM users")}
+        orders = [(oid, users[uid]) for oid, uid, data in db.execute("SELECT order_id, user_id, data FROM orders ORDER BY order_id")
+                  if json.loads(data)["status"] == "pending" and uid in users]
+    if not orders:
+        return
+    k = 0
+    for template, why in itertools.product(_STORE_CANCELS, _STORE_REASONS):
+        for _ in range(per):
+            oid, user = orders[k % len(orders)]
+            k += 5
+            yield template.format(first=user["name"]["first_name"], last=user["name"]["last_name"], zip=user["address"]["zip"],
+                                  email=user["email"], oid=oid, why=why, Why=why[0].upper() + why[1:])
+
+
+PROBES: dict[str, Callable[[Path, int], Iterator[str]]] = {"retail": _retail, "helpdesk": _helpdesk, "storefront": _storefront}
 
 
 @dataclass

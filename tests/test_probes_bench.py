@@ -15,6 +15,6 @@ def test_probes_after_a_day_of_the_retail_stream_replay_nothing_wrongly() -> Non
 
 
 def test_a_workload_without_probes_is_refused_with_the_ones_that_have_them() -> None:
-    with pytest.raises(ValueError, match="probes exist for helpdesk, retail"):
-        probe("storefront", days=1)
-    assert sorted(PROBES) == ["helpdesk", "retail"]
+    with pytest.raises(ValueError, match="probes exist for helpdesk, retail, storefront"):
+        probe("demo", days=1)
+    assert sorted(PROBES) == ["helpdesk", "retail", "storefront"]
