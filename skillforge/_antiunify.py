@@ -285,12 +285,12 @@ def ignores_data(template: TaskTemplate, runs: list[Trajectory]) -> bool:
     ignored = [s.name for s in template.slots if s.kind == IGNORED]
     if not ignored:
         return False
-    if any(chose_words(run) for run in runs):
-        return True
     for run in runs:
         m = template.regex.fullmatch(run.task.strip())
         if m is None:
             continue
+        if chose_words(run) is not None:
+            return True
         said = {(m.group(name) or "").strip().lower() for name in ignored} - {""}
         values = {v.strip().lower() for c in run.calls for v in _texts(c.result)}
         if said & values or quoted_ignored(template, run) is not None:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from ._codegen import render_skill, skill_meta
 from ._compile import Compiled, Rejected, admit, admit_file, prove_all
 from ._exceptions import SkillFileError, SkillforgeSignal
-from ._antiunify import _TOKEN, generalize, ignores_data, joined, quoted_ignored, widened
+from ._antiunify import _TOKEN, generalize, ignores_data, joined, widened
 from ._census import Census, World, world_from_meta
 from ._learning import _walk_all, lends_evidence, named, renamed_template, route_key, route_shape, same_program, spec_from_runs, without_idle_reads
 from ._joins import unlisted
@@ -235,8 +235,9 @@ class Learning:
 
         ``family`` is the template of the skills the task already matched (the run
         then happened because their guards did not hold): the run is lifted against
-        it, unless it ignores text the run's answer or a call says (``quoted_ignored``):
-        then the run is learned as a task no template took. A run under an existing template is merged into a skill that differs
+        it, unless it ignores text of the run that may be what it acted on (``ignores_data``: text
+        its answer or a call says, a tool returned, or words that chose what a write took): then
+        the run is learned as a task no template took. A run under an existing template is merged into a skill that differs
         from it only in categorical guard values (``status in ('a', 'b')``), or else
         becomes a new *variant* with its own guards; a run an existing skill already
         reproduces is not written again.
@@ -244,8 +245,8 @@ class Learning:
         rejected = too_long(traj.task)
         if rejected is not None:
             return rejected
-        if family is not None and quoted_ignored(family, traj) is not None:
-            family = None  # the skills' template ignores text this run says (never ignored): learned as a task of its own
+        if family is not None and ignores_data(family, [traj]):
+            family = None  # the skills' template ignores text this run acted on (never ignored): learned as a task of its own
         try:
             return self._learn(without_idle_reads(traj), family)
         except SkillFileError as e:  # a skill that would not read back: a bug, never a failed solve()

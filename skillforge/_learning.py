@@ -26,7 +26,7 @@ from ._branching import branched
 from ._census import World
 from ._lifting import Rejected, Site, expr_at, lift
 from ._joins import alone, listed_alike, settled, shown
-from ._merging import ATTRIBUTE_RUNS, CONTEXT_RUNS, merge
+from ._merging import ATTRIBUTE_RUNS, CONTEXT_RUNS, _aligned, merge
 from ._lists import joined_picks, substitute
 from ._formats import agreed_formats, unformatted, written_alike
 from ._names import named
@@ -269,16 +269,15 @@ def computes(spec: SkillSpec, run: Trajectory) -> bool:
     (``get_order(order_id=order_id)``), as the run's calls were given them. The first call is the route
     and may differ; a loop over a list, or an answer that joins a whole list, says more than one value
     shows, and is never judged so."""
-    if len(run.calls) != len(spec.steps) or any(st.each is not None for st in spec.steps) or not run.outcome.ok:
+    if any(st.each is not None for st in spec.steps) or not run.outcome.ok:
         return False
+    aligned = _aligned(spec, (run,))  # the same tools after the first, and the task values the calls were given
+    if not aligned:
+        return False
+    params = aligned[0][0]
     pairs = list(zip(spec.steps[1:], run.calls[1:], strict=True))
-    if any(st.tool != call.tool or {k for k, _ in st.args} != set(call.args) for st, call in pairs):
+    if any({k for k, _ in st.args} != set(call.args) for st, call in pairs):
         return False
-    params: dict[str, Any] = {}
-    for st, call in pairs:
-        for key, arg in st.args:
-            if isinstance(arg, Param):
-                params.setdefault(arg.name, call.args[key])
     results = [c.result for c in run.calls]
     try:
         made = [(computed(arg, results, params), call.args[key]) for st, call in pairs for key, arg in st.args]

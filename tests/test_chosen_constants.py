@@ -78,3 +78,18 @@ def test_a_reason_said_another_way_goes_to_the_agent_not_to_the_skill_of_another
     for name, why in (("fay", "I changed my mind"), ("gus", "I found a better price elsewhere")):
         sh = H.check(forge, f"I'm {name}@x.io. Please cancel order W1 because {why}.", reasons.world(name))
         assert sh.result.source == "skill", sh.result.handover
+
+
+def test_runs_that_wrote_may_not_join_a_phrasing_that_ignores_text_learned_from_runs_that_did_not(tmp_path: Path) -> None:
+    forge = H.forge(tmp_path, reasons.agent)
+    # orders already shipped: nothing written, so the reasons' words chose nothing and may be ignored text
+    for name, why in (("ana", "I changed my mind"), ("bo", "I found a better price elsewhere"), ("cy", "I changed my mind"),
+                      ("dan", "I found a better price elsewhere")):
+        H.check(forge, f"I'm {name}@x.io. Please cancel order W1 because {why}.", reasons.world(name, status="shipped"))
+    # pending orders, cancelled "no longer needed": these runs' words chose the reason
+    for name, why in (("eve", "I changed my mind"), ("fay", "I found a better price elsewhere"), ("gus", "I changed my mind"),
+                      ("hal", "I found a better price elsewhere")):
+        H.check(forge, f"I'm {name}@x.io. Please cancel order W1 because {why}.", reasons.world(name))
+    sh = H.check(forge, "I'm ivy@x.io. Please cancel order W1 because I bought it by accident.", reasons.world("ivy"))
+    assert sh.result.source != "skill"
+    assert sh.world["writes"] == [("cancel_order", {"order_id": "W1", "reason": "ordered by mistake"})]

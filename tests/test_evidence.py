@@ -277,3 +277,19 @@ def test_a_clause_of_negation_both_phrasings_say_word_for_word_says_the_same_in_
         lender = told(PHONE_RUNS[0], "order #W21.", other)
         theirs, _ = learned([lender])
         assert not lends_evidence(mine, theirs, lender, own), other
+
+
+def test_what_a_skills_expressions_compute_on_a_run_and_what_they_leave_unjudged() -> None:
+    from skillforge._spec import Const, Fmt, Join, Len, ListOf, Neg, Param, Ref
+    from skillforge._values import computed
+
+    results = [{"total": 1234.5, "items": [{"name": "a"}, {"name": "b"}]}]
+    assert computed(Fmt(("$", (Ref(0, ("total",)), ",.2f"), " for ", (Param("order_id"), ""))), results, {"order_id": "#W1"}) \
+        == "$1,234.50 for #W1"
+    assert computed(Neg(Ref(0, ("total",))), results, {}) == -1234.5
+    assert computed(Len(Ref(0, ("items",))), results, {}) == 2
+    assert computed(ListOf((Const("x"), Param("p"))), results, {"p": 1}) == ["x", 1]
+    with pytest.raises(ValueError):  # a whole list joined says more than one value shows: never judged
+        computed(Join(Ref(0, ("items",)), ", ", ("name",)), results, {})
+    with pytest.raises(KeyError):  # a task value the run's calls were not given
+        computed(Param("reason"), results, {})

@@ -31,12 +31,12 @@ READS = [find_customer, get_customer, get_order]
 WRITES = [cancel_order]
 
 
-def world(name: str) -> dict[str, Any]:
-    """A world of one customer ``name`` (email ``name@x.io``, id ``C-name``) with pending order ``W1``."""
+def world(name: str, *, status: str = "pending") -> dict[str, Any]:
+    """A world of one customer ``name`` (email ``name@x.io``, id ``C-name``) with order ``W1`` (pending)."""
     cid = f"C-{name}"
     return customers_and_orders((
         {cid: {"id": cid, "name": name.title(), "email": f"{name}@x.io", "tier": "gold"}},
-        {"W1": {"order_id": "W1", "customer": cid, "status": "pending"}},
+        {"W1": {"order_id": "W1", "customer": cid, "status": status}},
     ), "status")
 
 
