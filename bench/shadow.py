@@ -34,9 +34,20 @@ from skillforge._requests import pieces
 
 from bench.workloads import Task, Workload, load, stream as days_of
 
-__all__ = ["Mismatch", "ShadowReport", "agent_determinism", "diff_states", "render", "run"]
+__all__ = ["SEVERAL", "Mismatch", "ShadowReport", "agent_determinism", "diff_states", "render", "run"]
 
 logger = logging.getLogger(__name__)
+
+SEVERAL = "two_requests"  # the kind a workload gives a message of several requests
+# what became of a message of several requests, in the order the report lists them: composition's own
+# shortfall is "cut, not composed" (every clause bound a skill before solve(), yet none was composed)
+FATES = {
+    "composed": "served by composing clause skills",
+    "clause stopped": "begun so, and handed over where a guard of a clause's skill stopped it",
+    "whole": "taken by a skill of the whole message",
+    "new words": "a clause no skill took yet (words first seen): to the agent, and learned",
+    "cut, not composed": "every clause bound a skill, yet the message was not composed",
+}
 
 
 @dataclass(slots=True)
@@ -75,6 +86,7 @@ class ShadowReport:
     composed: Counter[int] = field(default_factory=Counter)  # messages served wholly by composing skills, by how many
     composed_handed_over: int = 0  # messages a composition began and a clause's skill handed over
     composed_wrong: int = 0  # wrong replays among both
+    several: Counter[str] = field(default_factory=Counter)  # messages of several requests (kind ``SEVERAL``), by what became of them
     seconds: float = 0.0
 
     @property
@@ -156,6 +168,7 @@ def run(
                 _apply(main, task.setup_sql)
                 shutil.copyfile(main, shadow)
                 wl.use_world(main)
+                before = _foreseen(forge, task)
                 try:
                     result: Any = forge.solve(task.text)
                 except Exception as e:  # a crash inside solve() is a finding too; the stream goes on
@@ -169,6 +182,8 @@ def run(
                 wl.use_world(main)
                 diff = diff_states(wl.snapshot(main), wl.snapshot(shadow))
                 _tally(report, i, task, result, alone, diff)
+                if before is not None and not isinstance(result, Exception):
+                    report.several[_fate(before, result)] += 1
                 if forge.runlog is not None and not isinstance(result, Exception):
                     wrong = bool(diff) or result.output != alone
                     forge.runlog.record_shadow(result, wrong=wrong, detail=_detail(result.output, alone, diff) if wrong else None)
@@ -185,6 +200,27 @@ def run(
                 report.files_by_route.setdefault(key, []).append(name)
     report.seconds = time.perf_counter() - start
     return report
+
+
+def _foreseen(forge: Forge, task: Task) -> str | None:
+    """For a message of several requests, what ``explain()`` said ``solve()`` would do before it ran
+    (``"clauses"``, ``"skill"``, ``"agent"``, ...); None for any other task."""
+    if task.kind != SEVERAL:
+        return None
+    try:
+        return forge.explain(task.text).outcome
+    except Exception:  # the report's own look ahead: never the stream's
+        logger.exception("explain() raised on %r", task.text)
+        return "?"
+
+
+def _fate(before: str, result: Any) -> str:
+    """What became of a message of several requests (a key of ``FATES``)."""
+    if result.clauses:
+        return "composed" if result.source == "skill" else "clause stopped"
+    if result.source != "agent" or before == "skill":
+        return "whole"
+    return "cut, not composed" if before == "clauses" else "new words"
 
 
 def _detail(output: Any, alone: Any, diff: list[str]) -> str:
@@ -284,6 +320,8 @@ def render(r: ShadowReport) -> str:
         f"  composed of clause skills:      {sum(r.composed.values())} served"
         + (f" ({', '.join(f'{n} by {k}' for k, n in sorted(r.composed.items()))})" if r.composed else "")
         + f", {r.composed_handed_over} handed over by a clause's skill, {r.composed_wrong} wrong",
+        *([f"  messages of several requests:   {sum(r.several.values())}"]
+          + [f"  {r.several[k]:>6}  {why}" for k, why in FATES.items()] if r.several else []),
         "  by day (served / handed over / by the agent / wrong): "
         + ", ".join(f"{d}: {c['skill']}/{c['skill+agent']}/{c['agent']}/{c['wrong']}" for d, c in sorted(r.by_day.items())),
         "",

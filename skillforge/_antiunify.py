@@ -14,6 +14,7 @@ from __future__ import annotations
 import difflib
 import re
 import string
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -21,7 +22,10 @@ from ._names import _fresh, _unnamed
 from ._template import CHOICE, IGNORED, NEGATION, SNAKE, Slot, TaskTemplate, affix_parts, choices, kind_union, shape_of, slot_kind, union_shape
 from ._trajectory import Trajectory
 
-__all__ = ["CHOICE_SLOT", "chose_words", "generalize", "ignores_data", "joined", "quoted_ignored", "says", "unrepeated", "widened", "wider_slot"]
+__all__ = [
+    "CHOICE_SLOT", "chose_words", "generalize", "ignores_data", "joined", "quoted_ignored", "says", "shared_shapes", "unrepeated", "widened",
+    "wider_slot",
+]
 
 
 _TOKEN = re.compile(r"\s*(?:\{\{|\}\}|\{[^{}]*\}|\w+|[^\w\s])")
@@ -221,6 +225,47 @@ def _wider_slot(a: Slot, b: Slot) -> Slot | None:
         return None
     return Slot(a.name, kind, a.type, how, union_shape(a.shape, b.shape), a.same, a.item,  # type: ignore[arg-type]
                 tuple(p for p in parts if p is not None), a.optional or b.optional)
+
+
+def shared_shapes(templates: Sequence[TaskTemplate]) -> list[TaskTemplate]:
+    """A skill's phrasings (``templates``, its own first) with each parameter's slot taking the text
+    shapes that parameter took in any of them: the values a parameter may take are what the skill's
+    runs passed it, whichever words they were said in ("sam.lee2: and remove him from {group}."
+    learned from one run takes ``a.a9`` only, while the skill's other phrasings saw ``a.a`` for the same
+    ``username``). A slot widens only by a slot of the same name, kind, type, normalisation and
+    reference (``same``); lists, records and text that feeds nothing keep their own shapes, and so
+    does a phrasing whose slots would no longer make a template."""
+    if len(templates) < 2:
+        return list(templates)
+    seen: dict[str, list[Slot]] = {}
+    for t in templates:
+        for s in t.slots:
+            if _shareable(s):
+                seen.setdefault(s.name, []).append(s)
+    out = []
+    for t in templates:
+        slots = []
+        for s in t.slots:
+            wide = s
+            for other in seen.get(s.name, ()) if _shareable(s) else ():
+                if (other.kind, other.type, other.transform, other.same) != (wide.kind, wide.type, wide.transform, wide.same):
+                    continue
+                both = _wider_slot(wide, other)
+                if both is not None and (both.kind, both.transform) == (wide.kind, wide.transform):
+                    wide = both
+            slots.append(wide)
+        if slots == list(t.slots):
+            out.append(t)
+            continue
+        try:
+            out.append(TaskTemplate(t.text, slots))
+        except ValueError:
+            out.append(t)
+    return out
+
+
+def _shareable(s: Slot) -> bool:
+    return s.kind not in (CHOICE, IGNORED, "list") and s.item is None and not s.parts and s.shape is not None
 
 
 def _as_records(a: Slot, b: Slot) -> Slot:

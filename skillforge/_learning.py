@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
+from ._antiunify import shared_shapes
 from ._branching import branched
 from ._census import World
 from ._lifting import Rejected, Site, expr_at, lift
@@ -67,11 +68,14 @@ def spec_from_runs(
     when it is rendered again): a context fact of one that runs acting alike showed with two values
     or more is not guarded.
     """
-    every = (template, *phrasings)
     takes = sorted((s.name, s.type) for s in template.params)
     if any(sorted((s.name, s.type) for s in t.params) != takes for t in phrasings):
         return _with_variants(runs, name=name, template=template, importable=importable, phrasings=phrasings, evidence=evidence,
                               world=world)
+    if phrasings:  # a parameter takes in each phrasing the shapes the skill's runs passed it in any
+        template, *others = shared_shapes((template, *phrasings))
+        phrasings = tuple(others)
+    every = (template, *phrasings)
 
     def lifted(traj: Trajectory, prefer: Any = None, literal: Places = frozenset(), one_listed: bool = True) -> SkillSpec | Rejected:
         k = next((i for i, t in enumerate(every) if t.bind(traj.task) is not None), 0)

@@ -21,6 +21,9 @@ def test_a_task_stream_has_no_wrong_replay(workload: str, min_served: int) -> No
     assert report.errors == 0
     # messages of two requests: composed or begun so, never wrong; on the helpdesk clause skills are tried
     assert report.composed_wrong == 0
+    # composition's own shortfall: a message whose every clause bound a skill before solve() is composed
+    several = sum(t.kind == shadow.SEVERAL for t in stream(load(workload)))
+    assert sum(report.several.values()) == several > 0 and report.several["cut, not composed"] == 0, shadow.render(report)
     if workload == "helpdesk":
         assert report.composed_handed_over + sum(report.composed.values()) >= 1, shadow.render(report)
         assert "composed of clause skills:" in shadow.render(report)
@@ -50,5 +53,6 @@ def test_a_longer_helpdesk_stream_serves_two_request_messages_by_composition() -
     assert report.wrong_replays == [] and report.crashes == [] and report.agent_mismatches == [], shadow.render(report)
     assert report.composed_wrong == 0
     assert report.composed[2] >= 10, shadow.render(report)  # messages served wholly by two clause skills
+    assert report.several["cut, not composed"] == 0, shadow.render(report)
     by_day = report.by_day
     assert by_day[6]["skill"] > 3 * by_day[2]["skill"], shadow.render(report)  # serving grows as runs accumulate
