@@ -232,9 +232,11 @@ def shared_shapes(templates: Sequence[TaskTemplate]) -> list[TaskTemplate]:
     shapes that parameter took in any of them: the values a parameter may take are what the skill's
     runs passed it, whichever words they were said in ("sam.lee2: and remove him from {group}."
     learned from one run takes ``a.a9`` only, while the skill's other phrasings saw ``a.a`` for the same
-    ``username``). A slot widens only by a slot of the same name, kind, type, normalisation and
-    reference (``same``); lists, records and text that feeds nothing keep their own shapes, and so
-    does a phrasing whose slots would no longer make a template."""
+    ``username``). A slot widens as two runs of one text widen it (``widened``): by a slot of the same
+    name, type and reference (``same``), to a normalisation that explains what both did ("#W36" said
+    whole in one phrasing, "W37" bare in another: ``affix?:#{}``); lists, records and text that feeds
+    nothing keep their own shapes, and so does a phrasing whose slots would no longer make a template.
+    The caller checks that every run still binds the values it bound (``spec_from_runs``)."""
     if len(templates) < 2:
         return list(templates)
     seen: dict[str, list[Slot]] = {}
@@ -248,11 +250,7 @@ def shared_shapes(templates: Sequence[TaskTemplate]) -> list[TaskTemplate]:
         for s in t.slots:
             wide = s
             for other in seen.get(s.name, ()) if _shareable(s) else ():
-                if (other.kind, other.type, other.transform, other.same) != (wide.kind, wide.type, wide.transform, wide.same):
-                    continue
-                both = _wider_slot(wide, other)
-                if both is not None and (both.kind, both.transform) == (wide.kind, wide.transform):
-                    wide = both
+                wide = _wider_slot(wide, other) or wide
             slots.append(wide)
         if slots == list(t.slots):
             out.append(t)

@@ -73,8 +73,7 @@ def spec_from_runs(
         return _with_variants(runs, name=name, template=template, importable=importable, phrasings=phrasings, evidence=evidence,
                               world=world)
     if phrasings:  # a parameter takes in each phrasing the shapes the skill's runs passed it in any
-        template, *others = shared_shapes((template, *phrasings))
-        phrasings = tuple(others)
+        template, phrasings = _shared(runs, template, phrasings)
     every = (template, *phrasings)
 
     def lifted(traj: Trajectory, prefer: Any = None, literal: Places = frozenset(), one_listed: bool = True) -> SkillSpec | Rejected:
@@ -265,6 +264,22 @@ def lends_evidence(spec: SkillSpec, theirs: SkillSpec, run: Trajectory, own: Seq
     mine, said = (literal(TaskTemplate(s.template, list(s.slots))) for s in (spec, theirs))
     read = [c.result for r in (run, *own) for c in r.calls if (ref := r.tools.get(c.tool)) is not None and ref.read]
     return alike_words(mine, said, read)  # the world the runs decided in: a write's echo of its arguments says none
+
+
+def _shared(runs: Sequence[Trajectory], template: TaskTemplate, phrasings: tuple[TaskTemplate, ...]) -> tuple[TaskTemplate, tuple[TaskTemplate, ...]]:
+    """``template`` and ``phrasings`` with each parameter's shapes shared (``shared_shapes``), where every run
+    binds the phrasing it bound before, to the values it bound; else as they are."""
+    every = (template, *phrasings)
+    wide = shared_shapes(every)
+    for run in runs:
+        bound = [t.bind(run.task) for t in every]
+        k = next((i for i, b in enumerate(bound) if b is not None), None)
+        if k is None:
+            continue  # a run no phrasing takes: lifting says so
+        if wide[k].bind(run.task) != bound[k] or any(wide[i].bind(run.task) is not None for i in range(k)):
+            logger.debug("phrasings keep their own shapes: shared, they bind %r otherwise", run.task)
+            return template, phrasings
+    return wide[0], tuple(wide[1:])
 
 
 def computes(spec: SkillSpec, run: Trajectory) -> bool:

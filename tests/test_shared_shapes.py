@@ -55,17 +55,26 @@ def test_each_phrasing_takes_the_shapes_its_parameter_took_in_any_phrasing() -> 
     assert shared_shapes([first]) == [first]
 
 
-def test_slots_of_another_normalisation_kind_or_name_keep_their_own_shapes() -> None:
+def test_a_value_said_whole_in_one_phrasing_and_bare_in_another_is_taken_either_way_in_both() -> None:
+    whole = TaskTemplate("Where is order {order_id}?", [Slot("order_id", "text", "str", None, "#`W`9")])
+    bare = TaskTemplate("Cancel {order_id}, I changed my mind.", [Slot("order_id", "id", "str", "affix:#{}", "`W`9")])
+    wide_whole, wide_bare = shared_shapes([whole, bare])
+    for t, text in ((wide_whole, "Where is order {}?"), (wide_bare, "Cancel {}, I changed my mind.")):
+        assert t.bind(text.format("#W12")) == {"order_id": "#W12"} == t.bind(text.format("W12"))
+        assert t.bind(text.format("12")) is None and t.bind(text.format("#W12 and #W13")) is None
+
+
+def test_slots_of_another_parameter_type_or_text_that_feeds_nothing_keep_their_own_shapes() -> None:
     plain = TaskTemplate("Unlock {username} now", [Slot("username", "text", "str", None, "a.a")])
-    lowered = TaskTemplate("{username} is locked", [Slot("username", "text", "str", "lower", "Aa.Aa")])
     other = TaskTemplate("Unlock {user} today", [Slot("user", "text", "str", None, "a.a9")])
+    number = TaskTemplate("Unlock account {username}", [Slot("username", "int", "int", None, "9")])
     choice = TaskTemplate("Unlock {username} {_1}", [Slot("username", "text", "str", None, "a.a9"),
                                                      Slot("_1", "choice", "str", None, "now|today")])
-    out = shared_shapes([plain, lowered, other, choice])
-    assert out[1] is lowered  # text taken lower-cased: another normalisation, its shape its own
-    assert out[2] is other  # another parameter
+    out = shared_shapes([plain, other, number, choice])
+    assert out[1] is other  # another parameter
+    assert out[2] is number  # another type
     assert out[0].bind("Unlock cy.diaz2 now") == {"username": "cy.diaz2"}  # the choice phrasing's username widened it
-    assert out[0].bind("Unlock Cy.Diaz now") is None
+    assert out[0].bind("Unlock 42 now") is None and out[0].bind("Unlock Cy Diaz now") is None
     assert out[3].bind("Unlock cy.diaz today") is not None and out[3].bind("Unlock cy.diaz soon") is None  # the choice as seen
 
 
@@ -96,3 +105,17 @@ def test_a_forge_serves_a_phrasing_learned_once_for_a_value_of_the_shape_another
     # a value of a shape no run passed it is the agent's
     sh = check(forge, SECOND.format("deefox"), users("deefox"))
     assert sh.result.source == "agent"
+
+
+def test_phrasings_keep_their_own_shapes_where_shared_ones_would_bind_a_run_otherwise() -> None:
+    from skillforge._learning import _shared
+
+    # "Reset bo now." was said in the second phrasing; with the third's "a a" shared, the first would take
+    # it as "bo now": the runs would no longer be what they were, so each keeps its own shapes
+    first = TaskTemplate("Reset {username}.", [Slot("username", "text", "str", None, "9")])
+    second = TaskTemplate("Reset {username} now.", [Slot("username", "text", "str", None, "a")])
+    third = TaskTemplate("Please reset {username}", [Slot("username", "text", "str", None, "a a")])
+    runs = [reset_run("Reset {}.", "42"), reset_run("Reset {} now.", "bo"), reset_run("Please reset {}", "ana li")]
+    assert _shared(runs, first, (second, third)) == (first, (second, third))
+    shared = _shared([runs[0], runs[2]], first, (second, third))  # without that run they share
+    assert shared[0].bind("Reset bo now.") == {"username": "bo now"}
