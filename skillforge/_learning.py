@@ -32,7 +32,7 @@ from ._lists import joined_picks, substitute
 from ._formats import agreed_formats, unformatted, written_alike
 from ._names import named
 from ._numbers import Places, lift_said, number_evidence
-from ._spec import Expr, Param, SkillSpec
+from ._spec import Const, Expr, Fmt, Param, SkillSpec
 from ._template import LIST, PHRASING, TaskTemplate
 from ._trajectory import Trajectory
 from ._variants import grouped, variant_name
@@ -105,6 +105,12 @@ def spec_from_runs(
             specs.append(one)
     if not specs:
         return Rejected("a skill needs at least one run")
+    for k, prefer in _written_as_is(specs, runs).items():  # a text composed of a value that merely fit it
+        prefers[k] = {**prefers.get(k, {}), **prefer}
+        one = lifted(runs[k], prefers[k], places)
+        if isinstance(one, Rejected):
+            return one
+        specs[k] = one
     specs = listed_alike(specs)  # a list one run listed from one element, listed as runs that listed more
     for k in alone(specs):  # no other run listed that list: its element by position, as the others took it
         one = lifted(runs[k], prefers.get(k), places, one_listed=False)
@@ -264,6 +270,33 @@ def lends_evidence(spec: SkillSpec, theirs: SkillSpec, run: Trajectory, own: Seq
     mine, said = (literal(TaskTemplate(s.template, list(s.slots))) for s in (spec, theirs))
     read = [c.result for r in (run, *own) for c in r.calls if (ref := r.tools.get(c.tool)) is not None and ref.read]
     return alike_words(mine, said, read)  # the world the runs decided in: a write's echo of its arguments says none
+
+
+def _written_as_is(specs: list[SkillSpec], runs: list[Trajectory]) -> dict[int, dict[Site, tuple[Expr, tuple[Expr, ...]]]]:
+    """The runs whose text argument (or answer) was lifted as composed of values a read returned, where
+    another run of the same calls wrote the same text as a constant: "no longer needed" composed of an
+    item's option ``'no'`` (``f"{item['options']['waterproof']} longer needed"``) in one run is the
+    constant every other run wrote, and a value that merely fit one run is no explanation. Each such
+    run, by index, with the sites to lift as the constant (``prefer``)."""
+    constants: dict[tuple[Any, Site], set[str]] = {}
+    composed: list[tuple[int, Any, Site, str]] = []
+    for k, (spec, run) in enumerate(zip(specs, runs, strict=True)):
+        if len(spec.steps) != len(run.calls) or any(st.each is not None for st in spec.steps):
+            continue  # calls folded into a loop: no one call per step
+        sites = [((i, (key,)), expr, call.args.get(key)) for i, (st, call) in enumerate(zip(spec.steps, run.calls, strict=True))
+                 for key, expr in st.args]
+        sites.append(((-1, ()), spec.output, run.outcome.output))
+        for site, expr, said in sites:
+            shape = _calls_upto(spec, site[0])
+            if isinstance(expr, Const) and type(expr.value) is str:
+                constants.setdefault((shape, site), set()).add(expr.value)
+            elif isinstance(expr, Fmt) and type(said) is str and not any(isinstance(e, Param) for e in walk_exprs(expr)):
+                composed.append((k, shape, site, said))
+    out: dict[int, dict[Site, tuple[Expr, tuple[Expr, ...]]]] = {}
+    for k, shape, site, said in composed:
+        if said in constants.get((shape, site), ()):
+            out.setdefault(k, {})[site] = (Const(said), ())
+    return out
 
 
 def _shared(runs: Sequence[Trajectory], template: TaskTemplate, phrasings: tuple[TaskTemplate, ...]) -> tuple[TaskTemplate, tuple[TaskTemplate, ...]]:

@@ -264,7 +264,7 @@ class _Lifter(Selecting, Listing):
             found = self._scalar(value, hint, site)
             if found is not None:
                 return found
-            if type(value) is str:
+            if type(value) is str and self.prefer.get(site, (None,))[0] != Const(value):  # other runs wrote it as it is
                 fmt = self._compose(value, hint)
                 if fmt is not None:
                     return fmt
