@@ -56,3 +56,20 @@ def test_a_longer_helpdesk_stream_serves_two_request_messages_by_composition() -
     assert report.several["cut, not composed"] == 0, shadow.render(report)
     by_day = report.by_day
     assert by_day[6]["skill"] > 3 * by_day[2]["skill"], shadow.render(report)  # serving grows as runs accumulate
+
+
+def test_what_became_of_a_message_of_several_requests_is_told_from_explain_and_the_result() -> None:
+    from types import SimpleNamespace
+
+    def result(source: str, clauses: tuple[tuple[str, str], ...] = ()) -> SimpleNamespace:
+        return SimpleNamespace(source=source, clauses=clauses)
+
+    both = (("Add ana.li to vpn-users", "add"), ("and remove her from wiki.", "remove"))
+    assert shadow._fate("clauses", result("skill", both)) == "composed"
+    assert shadow._fate("clauses", result("skill+agent", both[:1])) == "clause stopped"
+    assert shadow._fate("skill", result("skill")) == "whole"
+    assert shadow._fate("skill", result("agent")) == "whole"  # explain() found a skill for the whole message
+    assert shadow._fate("agent", result("agent")) == "new words"
+    # every clause bound a skill before solve(), yet the message went to the agent: composition's own shortfall
+    assert shadow._fate("clauses", result("agent")) == "cut, not composed"
+    assert set(shadow.FATES) == {"composed", "clause stopped", "whole", "new words", "cut, not composed"}
