@@ -33,7 +33,8 @@ class Task:
         setup_sql: statements applied to the world just before the task (the world moved on:
             someone got locked out, a ticket was closed by a colleague, ...).
         tempting: designed to tempt a wrong replay of a skill learned earlier.
-        kind: a short label of the intent, for the report.
+        kind: a short label of the intent, for the report; ``two_requests`` marks a message of several
+            requests (``bench.shadow.SEVERAL``: the report says what became of each).
         day: which day of the stream the task belongs to.
     """
 
