@@ -218,9 +218,9 @@ def _fate(before: str, result: Any) -> str:
     """What became of a message of several requests (a key of ``FATES``)."""
     if result.clauses:
         return "composed" if result.source == "skill" else "clause stopped"
-    if result.source != "agent" or before == "skill":
-        return "whole"
-    return "cut, not composed" if before == "clauses" else "new words"
+    if before == "clauses":  # every clause bound a skill, yet no clause was served: composition's own
+        return "cut, not composed"
+    return "whole" if result.source != "agent" or before == "skill" else "new words"
 
 
 def _detail(output: Any, alone: Any, diff: list[str]) -> str:

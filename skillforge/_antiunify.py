@@ -19,7 +19,7 @@ from dataclasses import replace
 from typing import Any
 
 from ._names import _fresh, _unnamed
-from ._template import CHOICE, IGNORED, NEGATION, SNAKE, Slot, TaskTemplate, affix_parts, choices, kind_union, shape_of, slot_kind, union_shape
+from ._template import CHOICE, IGNORED, LIST, NEGATION, SNAKE, Slot, TaskTemplate, affix_parts, choices, kind_union, shape_of, slot_kind, union_shape
 from ._trajectory import Trajectory
 
 __all__ = [
@@ -263,7 +263,7 @@ def shared_shapes(templates: Sequence[TaskTemplate]) -> list[TaskTemplate]:
 
 
 def _shareable(s: Slot) -> bool:
-    return s.kind not in (CHOICE, IGNORED, "list") and s.item is None and not s.parts and s.shape is not None
+    return s.kind not in (CHOICE, IGNORED, LIST) and s.item is None and not s.parts and s.shape is not None
 
 
 def _as_records(a: Slot, b: Slot) -> Slot:
@@ -328,12 +328,12 @@ def ignores_data(template: TaskTemplate, runs: list[Trajectory]) -> bool:
     ignored = [s.name for s in template.slots if s.kind == IGNORED]
     if not ignored:
         return False
+    if any(chose_words(run) for run in runs):
+        return True
     for run in runs:
         m = template.regex.fullmatch(run.task.strip())
         if m is None:
             continue
-        if chose_words(run) is not None:
-            return True
         said = {(m.group(name) or "").strip().lower() for name in ignored} - {""}
         values = {v.strip().lower() for c in run.calls for v in _texts(c.result)}
         if said & values or quoted_ignored(template, run) is not None:

@@ -72,4 +72,5 @@ def test_what_became_of_a_message_of_several_requests_is_told_from_explain_and_t
     assert shadow._fate("agent", result("agent")) == "new words"
     # every clause bound a skill before solve(), yet the message went to the agent: composition's own shortfall
     assert shadow._fate("clauses", result("agent")) == "cut, not composed"
+    assert shadow._fate("clauses", result("skill+agent")) == "cut, not composed"  # handed over before any clause was served
     assert set(shadow.FATES) == {"composed", "clause stopped", "whole", "new words", "cut, not composed"}
