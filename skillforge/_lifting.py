@@ -265,7 +265,7 @@ class _Lifter(Selecting, Listing):
             if found is not None:
                 return found
             if type(value) is str and self.prefer.get(site, (None,))[0] != Const(value):  # other runs wrote it as it is
-                fmt = self._compose(value, hint)
+                fmt = self._compose(value, hint, written=site[0] >= 0)
                 if fmt is not None:
                     return fmt
             self.constants += 1
@@ -442,8 +442,12 @@ class _Lifter(Selecting, Listing):
             value = value[key]
         return f"{type(value).__name__}:{value!r}"
 
-    def _compose(self, text: str, hint: str = "value") -> Fmt | None:
+    def _compose(self, text: str, hint: str = "value", written: bool = False) -> Fmt | None:
         """Split ``text`` into literal text and known values (longest, then task-first).
+
+        A text a call is given (``written``) is not composed of a field of whichever element of a list
+        of several sat at a position (``_by_position``): an answer quotes the elements it read (each
+        item listed), a write's text that happens to hold one is a coincidence.
 
         Words of ``text`` that the task says and that look like values (with a
         digit or ``@``, or capitalised and not opening the task) become parameters
@@ -490,7 +494,10 @@ class _Lifter(Selecting, Listing):
             if len(piece) < 2 and not piece.isdigit():
                 continue
             bounds = _DIGITS_IN_WORD if piece.isdigit() else (r"(?<![\w.@-])", r"(?![\w@-]|\.\w)")
-            for m in re.finditer(rf"{bounds[0]}{re.escape(piece)}{bounds[1]}", text):
+            found = list(re.finditer(rf"{bounds[0]}{re.escape(piece)}{bounds[1]}", text))
+            if found and written and isinstance(expr, Ref) and self._by_position(expr) and isinstance(self._resolve(expr, "value"), Ref):
+                continue  # a field of whichever element sat there: an index that merely fit this run explains no text
+            for m in found:
                 if any(m.start() < e and s < m.end() for s, e, _, _ in taken):
                     continue
                 taken.append((m.start(), m.end(), expr, spec))
@@ -517,6 +524,22 @@ class _Lifter(Selecting, Listing):
         if pos < len(text):
             parts.append(text[pos:])
         return Fmt(self._counted(self._joins(parts)))
+
+    def _by_position(self, ref: Ref) -> bool:
+        """Whether ``ref`` is a field of an element of a list of several, taken by its position, that
+        nothing the run took before came from (``order['items'][2]['options']['waterproof']``): a value
+        such a path holds fits a text by chance. The element a write took by position (the first item,
+        replaced) is the one its answer names."""
+        taken = {(r.call, r.path) for e in self.used.values() for r in refs_in(e)}
+        for j, key in enumerate(ref.path[:-1]):
+            if type(key) is int:
+                container = self._deref(Ref(ref.call, ref.path[:j]))
+                element = ref.path[: j + 1]
+                if type(container) is list and len(container) > 1 and not any(
+                    c == ref.call and p[: j + 1] == element for c, p in taken
+                ):
+                    return True
+        return False
 
     def _picked_record(self, ref: Ref) -> Select | None:
         """A value inside a record of an id-keyed collection, under the record's own id, as the record a

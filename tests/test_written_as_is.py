@@ -60,3 +60,22 @@ def test_a_text_the_runs_composed_of_values_that_differ_stays_composed() -> None
     b = cancelled("W2", {"waterproof": "yes"}, reason="yes longer needed")  # the option's value, in either run
     spec = spec_from_runs([a, b], name="cancel", template=template(a))
     assert isinstance(reason(spec), Fmt)
+
+
+def several_items(oid: str, task: str, third: dict[str, str]) -> Trajectory:
+    items = [{"name": "Tent", "options": {"color": "green"}}, {"name": "Lamp", "options": {"color": "red"}},
+             {"name": "Jacket", "options": third}]
+    return Trajectory(
+        task=task,
+        calls=[Call(tool="get_order", args={"order_id": oid}, result={"order_id": oid, "status": "pending", "items": items}),
+               Call(tool="cancel_order", args={"order_id": oid, "reason": "no longer needed"}, result={"status": "cancelled"})],
+        outcome=Outcome(ok=True, output=f"Cancelled order {oid}."), tools=TOOLS,
+    )
+
+
+def test_a_field_of_whichever_element_sat_at_a_position_explains_no_text_of_one_run() -> None:
+    # the third item's option 'no' fits "no longer needed" by chance: an index that merely fit one run
+    # is no explanation, so the run writes the constant (it was an f-string pinned to that item)
+    run = several_items("W1", "Please cancel order W1, we won't need it after all.", {"waterproof": "no"})
+    assert reason(lift(run, name="cancel", template=template(run))) == Const("no longer needed")
+
