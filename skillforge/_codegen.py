@@ -20,7 +20,7 @@ import jinja2
 
 from ._policy import RESERVED
 from ._values import EACH, var_names, walk_exprs
-from ._spec import At, Const, DictOf, Each, Early, Expr, Fmt, Guard, Join, Len, ListOf, Neg, Param, Ref, Select, SkillSpec, Update, Where
+from ._spec import MINUS, At, Const, DictOf, Each, Early, Expr, Fmt, Guard, Join, Len, ListOf, Neg, Param, Ref, Select, SkillSpec, Update, Where
 from ._template import PHRASING, UNUSED, Slot
 from ._variants import file_phrasings, file_runs
 from ._version import __version__
@@ -204,9 +204,7 @@ class _Renderer:
                 return f"require({target} == {_sorted_keys(g.value)!r}, {why!r})"
             case "cmp":
                 call, lhs, sign = g.value[:3]
-                left, right = self.expr(lhs), _target(self.vars[call], g.path)
-                if len(g.value) > 3:  # money written as text
-                    right = f"float({right})"
+                left, right = self.expr(lhs), self.compared(g)
                 op, words = {-1: ("<", "is less than"), 0: ("==", "equals"), 1: (">", "is more than")}[sign]
                 return f"require({left} {op} {right}, {f'{left} {words} {right}, as when learned'!r})"
             case "present":
@@ -386,10 +384,21 @@ class _Renderer:
         if g.kind == "textsign":
             return f"(float({target}) > 0) - (float({target}) < 0)"
         if g.kind == "cmp":
-            left, right = self.expr(g.value[1]), _target(self.vars[g.value[0]], g.path)
-            right = f"float({right})" if len(g.value) > 3 else right
+            left, right = self.expr(g.value[1]), self.compared(g)
             return f"({left} > {right}) - ({left} < {right})"
         return target
+
+    def compared(self, g: Guard) -> str:
+        """What a ``cmp`` guard compares its amount with: a number read, money written as text, or what
+        is left of a number once another of its record is taken (``order['total'] - order['refunded']``)."""
+        var = self.vars[g.value[0]]
+        right = _target(var, g.path)
+        for extra in g.value[3:]:
+            if extra is True:  # money written as text
+                right = f"float({right})"
+            elif type(extra) is tuple and extra[0] == MINUS:
+                right = f"({right} - {_target(var, extra[1])})"
+        return right
 
     def branch(self, early: Early, shared: int = 0) -> list[str]:
         """``if <the fact that tells the runs apart>:`` its runs' guards (from step ``shared`` on: those

@@ -33,7 +33,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ._spec import At, Expr, Guard, Len, Neg, Param, Ref, Select, Update, Where
+from ._spec import MINUS, At, Expr, Guard, Len, Neg, Param, Ref, Select, Update, Where
 from ._trajectory import Trajectory
 from ._values import (
     _ISO_DATE,
@@ -318,7 +318,21 @@ def _comparisons(
                     a, b = pair
                     extra = (True,) if type(leaf) is str and not _ISO_DATE.fullmatch(leaf) else ()  # money as text
                     out.append((max(j, known), Guard("cmp", path, (j, lhs, (a > b) - (a < b), *extra))))
+                if not _number(value) or type(value) is bool:
+                    continue  # a date: no difference of it
+                for path, less, left in _left(traj.calls[j].result, named, lhs.path if isinstance(lhs, Ref) and lhs.call == j else None):
+                    out.append((max(j, known), Guard("cmp", path, (j, lhs, (value > left) - (value < left), (MINUS, less)))))
     return out
+
+
+def _left(
+    result: Any, named: list[tuple[str, Any]], skip: tuple[Any, ...] | None
+) -> list[tuple[tuple[Any, ...], tuple[Any, ...], float]]:
+    """Pairs of numbers of one record of ``result`` whose difference is what is left of the greater (a
+    total less what was refunded of it): ``(its path, the path of what is taken from it, what is left)``.
+    Not the number a write takes itself (``skip``): what is left of it says nothing of it."""
+    numbers = [(p, v) for p, v in _numbers(result, named) if type(v) in (int, float) and v >= 0 and p and p != skip]
+    return [(pa, pb, a - b) for pa, a in numbers for pb, b in numbers if pa[:-1] == pb[:-1] and a > b]
 
 
 def _picked(
@@ -643,7 +657,14 @@ def observe(g: Guard, result: Any, params: dict[str, Any], results: list[Any] | 
                 return MISSING
         else:
             amount = params.get(lhs.name) if isinstance(lhs, Param) else _get(results[lhs.call], lhs.path, params)
-        pair = _as_ordered(amount, _get(results[call], g.path, params))
+        against = _get(results[call], g.path, params)
+        less = [x[1] for x in g.value[3:] if type(x) is tuple and x[0] == MINUS]
+        if less:  # what is left of it
+            taken = _get(results[call], less[0], params)
+            if not (_number(against) and _number(taken)) or type(against) is bool or type(taken) is bool:
+                return MISSING
+            against = against - taken
+        pair = _as_ordered(amount, against)
         if pair is None:
             return MISSING
         a, b = pair

@@ -1118,7 +1118,7 @@ def lift(
             guards[call].append(pin)
     agreed = [{*g.value} for gs in guards for g in gs if g.kind == "agree"]
     for gs in guards:  # an agreement already says the two are equal
-        gs[:] = [g for g in gs if g.kind != "cmp" or {g.value[1], Ref(g.value[0], g.path)} not in agreed]
+        gs[:] = [g for g in gs if g.kind != "cmp" or any(type(x) is tuple for x in g.value[3:]) or {g.value[1], Ref(g.value[0], g.path)} not in agreed]
     # how a number is written, where the run left it open: before the first call if it writes
     at_steps = placed(written_facts(tops, [([c.result for c in traj.calls], bound)], signs(guards)), [traj.tools[t].read for t, _a in raw_steps])
     if isinstance(at_steps, str):

@@ -24,7 +24,7 @@ from typing import Any, Union
 from ._template import Slot
 from ._trajectory import ToolRef
 
-__all__ = ["At", "Const", "DictOf", "Each", "Early", "Expr", "Fmt", "Guard", "Join", "Len", "ListOf", "Neg", "Param", "Ref", "Select", "SkillSpec", "Step", "Update", "Where"]
+__all__ = ["MINUS", "At", "Const", "DictOf", "Each", "Early", "Expr", "Fmt", "Guard", "Join", "Len", "ListOf", "Neg", "Param", "Ref", "Select", "SkillSpec", "Step", "Update", "Where"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,6 +147,9 @@ class Where:
     field: str
     name: str
     also: tuple[tuple[str, str], ...] = ()  # more (field, task value) pairs where ``field`` alone names several
+
+
+MINUS = "minus"  # a ``cmp`` guard's extra ``(MINUS, path)``: the number at its path less the one at ``path`` (what is left)
 
 
 @dataclass(frozen=True, slots=True)

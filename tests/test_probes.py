@@ -355,7 +355,6 @@ def test_p27_control_total_equal_to_the_order_number(tmp_path: Path) -> None:
 # Probes that still replay wrongly, each with what the learner is missing. Strict: a fix that
 # makes one pass fails the suite until its line is removed here, so the list stays true.
 OPEN = {
-    "test_p02_refund_within_what_is_left_to_refund": "a comparison with a derived value (total - refunded)",
     "test_p03_title_case_two_word_status": "Title-case statuses of several words are not switch-like (names look the same)",
     "test_p26_fragile_in_the_delivery_notes": "a substring of free text decides a constant argument",
 }
