@@ -21,7 +21,9 @@ before the answer):
   in a list, among a dict's keys, among a field of a list's elements or in a comma-separated
   listing, and whether it equals a field it could be compared with (``group in user['groups']``);
 - **comparisons** of each amount or date a write is given with the numbers, numeric
-  texts and dates read before it (``cmp``), the **scale** of an amount a write takes
+  texts and dates read before it, and of each amount with what is left of a number
+  once a smaller one of its record is taken from it (``cmp``; ``order['total'] -
+  order['refunded']``), the **scale** of an amount a write takes
   from a result (``digits``), and **ids two reads agree on** (``same``).
 
 Not facts: values a call echoes back from its own arguments, and values equal to a
