@@ -168,7 +168,8 @@ def run(
                 _apply(main, task.setup_sql)
                 shutil.copyfile(main, shadow)
                 wl.use_world(main)
-                before = _foreseen(forge, task)
+                foreseen = _foreseen(forge, task)
+                before = None if foreseen is None else foreseen.outcome if not isinstance(foreseen, str) else foreseen
                 try:
                     result: Any = forge.solve(task.text)
                 except Exception as e:  # a crash inside solve() is a finding too; the stream goes on
@@ -183,7 +184,10 @@ def run(
                 diff = diff_states(wl.snapshot(main), wl.snapshot(shadow))
                 _tally(report, i, task, result, alone, diff)
                 if before is not None and not isinstance(result, Exception):
-                    report.several[_fate(before, result)] += 1
+                    fate = _fate(before, result)
+                    report.several[fate] += 1
+                    logger.info("task %d, a message of several requests: %s: %r (%s)", i, FATES[fate], task.text,
+                                result.handover if fate == "clause stopped" else _nearest(foreseen))
                 if forge.runlog is not None and not isinstance(result, Exception):
                     wrong = bool(diff) or result.output != alone
                     forge.runlog.record_shadow(result, wrong=wrong, detail=_detail(result.output, alone, diff) if wrong else None)
@@ -202,16 +206,24 @@ def run(
     return report
 
 
-def _foreseen(forge: Forge, task: Task) -> str | None:
-    """For a message of several requests, what ``explain()`` said ``solve()`` would do before it ran
-    (``"clauses"``, ``"skill"``, ``"agent"``, ...); None for any other task."""
+def _foreseen(forge: Forge, task: Task) -> Any:
+    """For a message of several requests, what ``explain()`` said ``solve()`` would do before it ran (its
+    ``outcome``: ``"clauses"``, ``"skill"``, ``"agent"``, ...), or ``"?"`` if it raised; None for any other task."""
     if task.kind != SEVERAL:
         return None
     try:
-        return forge.explain(task.text).outcome
+        return forge.explain(task.text)
     except Exception:  # the report's own look ahead: never the stream's
         logger.exception("explain() raised on %r", task.text)
         return "?"
+
+
+def _nearest(foreseen: Any) -> str:
+    """What ``explain()`` said, and the template nearest the message (with ``-v``: why a message went to the agent)."""
+    if isinstance(foreseen, str):
+        return foreseen
+    near = [str(c) for c in foreseen.candidates[:1]]
+    return "; ".join([foreseen.verdict, *(f"nearest: {n}" for n in near)])
 
 
 def _fate(before: str, result: Any) -> str:

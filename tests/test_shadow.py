@@ -4,15 +4,20 @@ answer differ is a wrong replay; there must be none."""
 
 from __future__ import annotations
 
+import logging
+
 import pytest
 
 from bench import shadow
 from bench.workloads import load, stream
 
+FATES_STOPPED = shadow.FATES["clause stopped"]
+
 
 @pytest.mark.parametrize(("workload", "min_served"), [("helpdesk", 8), ("retail", 0), ("storefront", 0)])
-def test_a_task_stream_has_no_wrong_replay(workload: str, min_served: int) -> None:
-    report = shadow.run(workload)
+def test_a_task_stream_has_no_wrong_replay(workload: str, min_served: int, caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.INFO, logger=shadow.__name__):
+        report = shadow.run(workload)
     assert report.tasks >= 120 and report.tempting >= 20
     assert report.crashes == [] and report.agent_mismatches == []  # the harness and the agent are sound
     wrong = [(m.task.text, m.skill, m.forge_output, m.agent_output) for m in report.wrong_replays]
@@ -24,6 +29,11 @@ def test_a_task_stream_has_no_wrong_replay(workload: str, min_served: int) -> No
     # composition's own shortfall: a message whose every clause bound a skill before solve() is composed
     several = sum(t.kind == shadow.SEVERAL for t in stream(load(workload)))
     assert sum(report.several.values()) == several > 0 and report.several["cut, not composed"] == 0, shadow.render(report)
+    # with -v, each says what became of it and why: the guard that stopped it, or the template nearest it
+    told = [r.getMessage() for r in caplog.records if "a message of several requests" in r.getMessage()]
+    assert len(told) == several, told
+    assert all("guard failed" in m for m in told if FATES_STOPPED in m), told
+    assert all("solve() hands it to the agent" in m for m in told if "first seen" in m), told
     if workload == "helpdesk":
         assert report.composed_handed_over + sum(report.composed.values()) >= 1, shadow.render(report)
         assert "composed of clause skills:" in shadow.render(report)
