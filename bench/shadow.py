@@ -169,7 +169,7 @@ def run(
                 shutil.copyfile(main, shadow)
                 wl.use_world(main)
                 foreseen = _foreseen(forge, task)
-                before = None if foreseen is None else foreseen.outcome if not isinstance(foreseen, str) else foreseen
+                before = foreseen if foreseen is None or isinstance(foreseen, str) else foreseen.outcome
                 try:
                     result: Any = forge.solve(task.text)
                 except Exception as e:  # a crash inside solve() is a finding too; the stream goes on

@@ -20,7 +20,7 @@ import jinja2
 
 from ._policy import RESERVED
 from ._values import EACH, var_names, walk_exprs
-from ._spec import MINUS, At, Const, DictOf, Each, Early, Expr, Fmt, Guard, Join, Len, ListOf, Neg, Param, Ref, Select, SkillSpec, Update, Where
+from ._spec import taken_from, At, Const, DictOf, Each, Early, Expr, Fmt, Guard, Join, Len, ListOf, Neg, Param, Ref, Select, SkillSpec, Update, Where
 from ._template import PHRASING, UNUSED, Slot
 from ._variants import file_phrasings, file_runs
 from ._version import __version__
@@ -393,12 +393,10 @@ class _Renderer:
         is left of a number once another of its record is taken (``order['total'] - order['refunded']``)."""
         var = self.vars[g.value[0]]
         right = _target(var, g.path)
-        for extra in g.value[3:]:
-            if extra is True:  # money written as text
-                right = f"float({right})"
-            elif type(extra) is tuple and extra[0] == MINUS:
-                right = f"({right} - {_target(var, extra[1])})"
-        return right
+        if True in g.value[3:]:  # money written as text
+            right = f"float({right})"
+        less = taken_from(g)
+        return right if less is None else f"({right} - {_target(var, less)})"
 
     def branch(self, early: Early, shared: int = 0) -> list[str]:
         """``if <the fact that tells the runs apart>:`` its runs' guards (from step ``shared`` on: those

@@ -35,7 +35,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ._spec import MINUS, At, Expr, Guard, Len, Neg, Param, Ref, Select, Update, Where
+from ._spec import MINUS, At, taken_from, Expr, Guard, Len, Neg, Param, Ref, Select, Update, Where
 from ._trajectory import Trajectory
 from ._values import (
     _ISO_DATE,
@@ -660,9 +660,9 @@ def observe(g: Guard, result: Any, params: dict[str, Any], results: list[Any] | 
         else:
             amount = params.get(lhs.name) if isinstance(lhs, Param) else _get(results[lhs.call], lhs.path, params)
         against = _get(results[call], g.path, params)
-        less = [x[1] for x in g.value[3:] if type(x) is tuple and x[0] == MINUS]
-        if less:  # what is left of it
-            taken = _get(results[call], less[0], params)
+        less = taken_from(g)
+        if less is not None:  # what is left of it
+            taken = _get(results[call], less, params)
             if not (_number(against) and _number(taken)) or type(against) is bool or type(taken) is bool:
                 return MISSING
             against = against - taken

@@ -36,7 +36,7 @@ from ._records import fold, map_blocks, record_template
 from ._runchecks import coincidences, element_ref, positional_pins, quoted_item, quoted_parts, tied_constant, unexplained_numbers
 from ._selecting import Selecting, _dig, _singular, own_key, referred
 from ._spans import TOKEN_END, TOKEN_START, TaskSpans, pieces
-from ._spec import Const, DictOf, Each, Expr, Fmt, Guard, Join, Len, ListOf, Neg, Param, Ref, Select, SkillSpec, Step, Update
+from ._spec import Const, DictOf, Each, Expr, Fmt, Guard, Join, Len, ListOf, Neg, Param, Ref, Select, SkillSpec, Step, Update, taken_from
 from ._template import CHOICE, IGNORED, LIST, PHRASING, SLOT_PATTERNS, Slot, TaskTemplate, _said, parse_mapping, shape_of, union_shape
 from ._trajectory import Trajectory, canonical_json
 from ._values import _categorical, _leaves, collection, refs_in, walk_exprs
@@ -1118,7 +1118,7 @@ def lift(
             guards[call].append(pin)
     agreed = [{*g.value} for gs in guards for g in gs if g.kind == "agree"]
     for gs in guards:  # an agreement already says the two are equal
-        gs[:] = [g for g in gs if g.kind != "cmp" or any(type(x) is tuple for x in g.value[3:]) or {g.value[1], Ref(g.value[0], g.path)} not in agreed]
+        gs[:] = [g for g in gs if g.kind != "cmp" or taken_from(g) is not None or {g.value[1], Ref(g.value[0], g.path)} not in agreed]
     # how a number is written, where the run left it open: before the first call if it writes
     at_steps = placed(written_facts(tops, [([c.result for c in traj.calls], bound)], signs(guards)), [traj.tools[t].read for t, _a in raw_steps])
     if isinstance(at_steps, str):

@@ -24,7 +24,7 @@ from typing import Any, Union
 from ._template import Slot
 from ._trajectory import ToolRef
 
-__all__ = ["MINUS", "At", "Const", "DictOf", "Each", "Early", "Expr", "Fmt", "Guard", "Join", "Len", "ListOf", "Neg", "Param", "Ref", "Select", "SkillSpec", "Step", "Update", "Where"]
+__all__ = ["MINUS", "taken_from", "At", "Const", "DictOf", "Each", "Early", "Expr", "Fmt", "Guard", "Join", "Len", "ListOf", "Neg", "Param", "Ref", "Select", "SkillSpec", "Step", "Update", "Where"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,6 +150,11 @@ class Where:
 
 
 MINUS = "minus"  # a ``cmp`` guard's extra ``(MINUS, path)``: the number at its path less the one at ``path`` (what is left)
+
+
+def taken_from(g: Guard) -> tuple[str | int, ...] | None:
+    """For a ``cmp`` guard that compares with what is left of a number, the path of what is taken from it; else None."""
+    return next((x[1] for x in g.value[3:] if type(x) is tuple and x[0] == MINUS), None) if g.kind == "cmp" else None
 
 
 @dataclass(frozen=True, slots=True)
