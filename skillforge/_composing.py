@@ -138,7 +138,7 @@ class Composing:
         if joiner is None:
             return None
         hot = self._index()
-        found = cut(task, lambda text: hot.find(text) or hot.find_free(text))
+        found = cut(task, hot.lookup)
         if found is None:
             return None
         (prelude, clauses, closing), colon = found

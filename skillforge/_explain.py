@@ -90,7 +90,8 @@ class Candidate:
         template: the template (the phrasing nearest the task, for a skill of several).
         skills: the skills with this template (variants), in the order ``solve()`` tries them.
         found_by: the lookup that proposed it: ``"shape"`` (the hot index), ``"words"`` (a
-            template with free text, by its literal words) or ``"semantic"`` (the Chroma index).
+            template with free text, by its literal words), ``"a referring word"`` (the task says one
+            where the template says another: ``_referring``) or ``"semantic"`` (the Chroma index).
         params: the values it binds (None if it does not bind).
         miss: where and why it does not bind (None if it binds).
         run: with ``run=True``, the read-only run of the skill (one skill per bound candidate).
@@ -247,10 +248,12 @@ def _bound(forge: Forge, hot: Any, task: str, matches: list[Match], run: bool) -
     """The skills that bind, in the order solve() tries them; run with reads only if ``run``."""
     by_shape = {m.skill.name for m in hot.find(task)}
     by_words = {m.skill.name for m in hot.find_free(task)} if matches and not by_shape else set()
+    by_referring = {m.skill.name for m in hot.lookup(task)} if matches and not by_shape and not by_words else set()
     out = []
     for match in matches:
         name = match.skill.name
-        found = "shape" if name in by_shape else "words" if name in by_words else "semantic"
+        found = "shape" if name in by_shape else "words" if name in by_words else (
+            "a referring word" if name in by_referring else "semantic")
         dry = dry_run(forge, match) if run else None
         out.append(Candidate(match.template.text, (match.skill.name,), found, dict(match.params), run=dry))
     return out
@@ -276,7 +279,7 @@ def _composition(forge: Forge, hot: Any, task: str) -> tuple[tuple[tuple[str, st
     """``(clauses, outcome, sentence)`` for a task no skill binds whole: the clauses skills take, if any."""
     miss = "no skill binds it; solve() hands it to the agent (and learns from its run)"
     try:
-        found = cut(task, lambda text: hot.find(text) or hot.find_free(text))
+        found = cut(task, hot.lookup)
     except Exception as e:  # explaining must not fail on the cutting
         logger.info("could not cut %r into clauses: %s", task, e)
         return (), "agent", miss

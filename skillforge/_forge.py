@@ -262,7 +262,7 @@ class Forge(Loading, Learning, Composing):
         hot = self._index()
         if len(task) > MAX_TASK_CHARS:  # no template binds it: never embed or look up a huge task
             return []
-        matches = hot.find(task) or hot.find_free(task)
+        matches = hot.lookup(task)
         if matches or not len(hot):
             return matches
         names = self._semantic_candidates(task)
@@ -417,7 +417,7 @@ class Forge(Loading, Learning, Composing):
         hot = self._hot
         if hot is None or not self._loaded or len(task) > MAX_TASK_CHARS:
             return []
-        return hot.find(task) or hot.find_free(task)
+        return hot.lookup(task)
 
     def _run_skill(self, match: Match, usage: Usage | None = None) -> tuple[Any, list[Any], Attempt | None]:
         """``(output, calls, None)`` when the skill finished, else ``(None, calls, attempt)`` saying why not."""

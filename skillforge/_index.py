@@ -24,6 +24,7 @@ from typing import Any
 
 from ._exceptions import ConfigError, IndexError_
 from ._files import identity
+from ._referring import referring_words, variants
 from ._template import literal_tokens, shape_key
 
 __all__ = ["HashingEmbedding", "HotIndex", "Match", "SemanticIndex"]
@@ -116,6 +117,8 @@ class HotIndex:
         self.by_word: dict[str, list[Any]] = {}  # a free template under its two longest literal words
         self.by_name: dict[str, Any] = {}
         self.by_template: dict[str, list[Any]] = {}  # variants: skills that share a template
+        self.refers: dict[str, frozenset[str]] = {}  # name → the referring words its phrasings show (``_referring``)
+        self.referring: frozenset[str] = frozenset()  # every skill's: a new set on each change
         # every skill added, in order (a changed file is added again): indexes kept beside this one
         # catch up on what is new since they last looked, instead of visiting every skill
         self.added: list[Any] = []
@@ -155,8 +158,30 @@ class HotIndex:
             self.free[name] = skill
         else:
             self.free.pop(name, None)
+        words = referring_words([t.text for t in _phrasings(skill)]) if skill is not None else frozenset()
+        if words or self.refers.get(name):
+            if words:
+                self.refers[name] = words
+            else:
+                self.refers.pop(name, None)
+            self.referring = frozenset().union(*self.refers.values())
         if skill is None:
             self.by_name.pop(name, None)
+
+    def lookup(self, task: str) -> list[Match]:
+        """The skills whose templates bind ``task``: by its shape, else by the literal words of free templates,
+        else with one referring word of it said as another (``_referring``: "unlock her" where a skill was
+        learned from "unlock him")."""
+        found = self.find(task) or self.find_free(task)
+        if found:
+            return found
+        words = self.referring
+        for text in variants(task, words) if words else ():
+            found = self.find(text) or self.find_free(text)
+            if found:
+                logger.debug("%r is bound as %r (a referring word for another)", task, text)
+                return found
+        return []
 
     def find(self, task: str) -> list[Match]:
         bucket = self.by_key.get(shape_key(task))
