@@ -12,7 +12,8 @@ other has a slot that the first binds elsewhere (carried over, or said before),
 
     "{username} is locked out. Please unlock him"   /   "Please unlock {username}"
 
-the word stood for that slot's value ("him" for ``username``), and is a *referring word*. The
+the word stood for that slot's value ("him" for ``username``; "his" where the other says
+``{username}'s``), and is a *referring word*. The
 library's referring words are those of all its skills. A task that no template binds, with a
 referring word where a template says another ("Please unlock her" against the first phrasing
 above), is bound by that template: one referring word stands for the value as well as another,
@@ -31,13 +32,16 @@ from ._template import NEGATION
 __all__ = ["MAX_VARIANTS", "referring_words", "variants"]
 
 MAX_VARIANTS = 24  # tasks tried with one referring word for another, per lookup
-_TOKEN = re.compile(r"\{\{|\}\}|\{\w+\}|\w+(?:['\u2019]\w+)*|[^\w\s]")
+_TOKEN = re.compile(r"\{\{|\}\}|\{\w+\}(?:['\u2019]s\b)?|\w+(?:['\u2019]\w+)*|[^\w\s]")
 _WORD = re.compile(r"[a-z]+")
+_SLOT = re.compile(r"\{(\w+)\}(?:['\u2019]s)?")
 _IN_TASK = re.compile(r"(?<![\w.@#'\u2019-])[A-Za-z]+(?![\w@#'\u2019-]|\.\w)")
 
 
 def _slot(token: str) -> str | None:
-    return token[1:-1] if token.startswith("{") and token.endswith("}") and token not in ("{{", "}}") else None
+    """The slot a token says (``{username}``), or says the possessive of (``{username}'s``: "his")."""
+    m = _SLOT.fullmatch(token)
+    return m[1] if m else None
 
 
 def _referring(p: list[str], q: list[str]) -> Iterator[str]:

@@ -22,6 +22,8 @@ from tests.toolsets import accounts
     # a carried value ("ana.li: and ...") binds the slot; the other phrasing says it in the sentence
     (["{username}: and also add her to {group}.", "Add {username} to {group}"], {"her"}),
     (["Tell me which groups he is in. {username}", "Tell me which groups {username} is in."], {"he"}),
+    # a possessive: "his" where the other phrasing says "{username}'s"
+    (["{username}: and reset his password.", "Don't unlock anything, just reset {username}'s password."], {"his"}),
 ])
 def test_a_word_said_where_another_phrasing_has_the_value_is_a_referring_word(phrasings: list[str], words: set[str]) -> None:
     assert referring_words(phrasings) == words
