@@ -154,6 +154,10 @@ class _Renderer:
             case "values":
                 learned = list(g.value)
                 return f"require({target} == {learned!r}, {f'{target} are {learned!r}, as when learned'!r})"
+            case "codes":
+                seen = list(g.value)
+                said = ", ".join(map(repr, seen))
+                return f"require(among({target}, {seen!r}), {f'{target} holds no code but {said}, as the runs showed'!r})"
             case "sorted":
                 tail, sep = g.value
                 inside = "".join(f", {k!r}" for k in tail)
@@ -643,6 +647,8 @@ def _helpers(spec: SkillSpec) -> set[str]:
                 helpers.add("values")
             if g.kind == "sorted":
                 helpers.add("join")
+            if g.kind == "codes":
+                helpers.add("among")
             if g.kind == "near" or (g.kind == "combo" and any(f.kind == "near" for _c, f in g.value[0])):
                 helpers.add("near")
             facts = [f for _c, f in g.value[0]] if g.kind == "combo" else [g]

@@ -470,7 +470,7 @@ def _short(value: Any) -> str:
 _PURE: dict[str, Any] = {
     "len": len, "sorted": sorted, "str": str, "int": int, "float": float, "abs": abs, "min": min, "max": max, "format": format,
     "bool": bool, "values": runtime.values, "pick": runtime.pick, "rank": runtime.rank, "near": runtime.near,
-    "has": runtime.has, "lines": runtime.lines,
+    "has": runtime.has, "lines": runtime.lines, "among": runtime.among,
 }
 
 

@@ -134,6 +134,10 @@ class _Facts:
                         self.walk(part, (*path, step), skip=step.field if isinstance(step, Where) else None)
             elif v:
                 self._members(v, path)
+                if all(enum_like(e) for e in v) and not any(self._known(e) for e in v) and not any(
+                    u[: len(path)] == path for u in self.used
+                ):  # a list of code words the skill does not pass on or quote, nor any of them: which codes it holds
+                    self.out.append(Guard("codes", path, tuple(sorted(set(v)))))
             return
         if t is dict:
             if collection(v):
@@ -610,6 +614,8 @@ def fact_key(g: Guard) -> tuple[Any, ...]:
     of one key in two runs, or for two items of a list, are one fact observed twice)."""
     if g.kind in ("member", "near", "equal"):
         return (g.kind, g.path, g.value[0])
+    if g.kind == "codes":  # the codes each run's list held: one fact, whose runs' codes merge (``_merging``)
+        return (g.kind, g.path)
     if g.kind == "cmp":
         return (g.kind, g.path, g.value[0], g.value[1], *g.value[3:])
     if g.kind in ("rank", "chosen"):

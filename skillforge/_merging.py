@@ -102,6 +102,11 @@ def merge(
                 if attributes[(i, g.path)] not in kept[i]:
                     kept[i].append(attributes[(i, g.path)])
                 continue
+            if g.kind == "codes":  # the codes a list held in each run: any of them, as attributes are widened
+                held = [next((h for h in spec.steps[i].guards if fact_key(h) == key), None) for spec in specs]
+                if all(h is not None for h in held):  # else a run's list held a task value, or other things
+                    kept[i].append(Guard("codes", g.path, tuple(sorted({c for h in held if h for c in h.value}))))
+                continue
             if g.kind not in _OBSERVED:  # an agreement or a check: the same in every run, or no merge
                 if any(g not in spec.steps[i].guards for spec in specs):
                     logger.debug("runs not merged: an agreement or check differs: %r", g)

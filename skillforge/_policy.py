@@ -44,7 +44,7 @@ __all__ = ["HELPERS", "POLICY_VERSION", "RESERVED", "SAFE_BUILTINS", "Violation"
 # 3: ``distinct`` is a helper (a name no parameter or local may take).
 # 4: a skill's variants (functions only the skill's function calls) and ``str | None`` parameters.
 POLICY_VERSION = 5
-HELPERS = frozenset({"require", "has", "check", "pick", "values", "join", "near", "rank", "updated", "distinct", "lines"})
+HELPERS = frozenset({"require", "has", "check", "pick", "values", "join", "near", "rank", "updated", "distinct", "lines", "among"})
 RUNTIME_MODULE = "skillforge.runtime"
 SAFE_BUILTINS = frozenset(
     {"len", "str", "int", "float", "bool", "format", "min", "max", "sum", "sorted", "any", "all", "round", "abs",

@@ -655,7 +655,8 @@ def _split(traj: Trajectory, facts: _Facts, parts: list[tuple[int, int]], senten
         run = run_of(renewed)
         if again and not seen_write:  # learned as the world was, where what the agent knew of it cannot matter
             after_write = run_of({**renewed, **again})
-            if _acts_alike(run, after_write):
+            written = frozenset().union(*(_scalars(calls[w].args) for w in writes if q not in owners[w]))
+            if _acts_alike(run, after_write, written):
                 run = after_write
             else:
                 seen_write = True

@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from ._lifting import Rejected, lift
+from ._spec import Guard, Step
 from ._trajectory import Trajectory, canonical_json
 from ._values import scalars as _scalars
 
@@ -45,16 +47,27 @@ def _read_after(calls: Sequence[Any], c: int, w: int) -> Any:
     return _UNREAD
 
 
-def _acts_alike(before: Trajectory, after: Trajectory) -> bool:
+def _acts_alike(before: Trajectory, after: Trajectory, written: frozenset[str] = frozenset()) -> bool:
     """Whether a request's run lifts to the same program, guards and answer with its reads as they
     were before another request's write and as they were right after it: then what the agent knew of
     that write (did it infer the new record, or act on the one it read?) cannot have mattered to any
     fact the run shows, and the run is learned as the world was after the write, as its skill reads
-    it when composed. Else the run is not learned from."""
+    it when composed. Else the run is not learned from.
+
+    ``written``: the values the other requests' writes were given (canonical JSON). A code such a write
+    put in a list (the group an account was added to) is one the agent knew either way: the codes a
+    list holds (``codes``) are compared without it."""
     a, b = lift(before), lift(after)  # the same way both: only whether they agree matters
     if isinstance(a, Rejected) or isinstance(b, Rejected):
         return False
-    return (a.template, a.steps, a.output, a.early) == (b.template, b.steps, b.output, b.early)
+    return (a.template, _known(a.steps, written), a.output, a.early) == (b.template, _known(b.steps, written), b.output, b.early)
+
+
+def _known(steps: tuple[Step, ...], written: frozenset[str]) -> tuple[Step, ...]:
+    """``steps`` with the codes ``written`` taken out of each ``codes`` fact."""
+    return tuple(replace(st, guards=tuple(
+        Guard(g.kind, g.path, tuple(c for c in g.value if json.dumps(c) not in written)) if g.kind == "codes" else g
+        for g in st.guards)) for st in steps)
 
 
 def _as_returned(read: Any, write: Any) -> Any:

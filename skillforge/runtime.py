@@ -14,7 +14,7 @@ from ._values import one as _one
 from ._values import wanted as _wanted
 from ._tools import current_run, spend_built
 
-__all__ = ["check", "distinct", "has", "join", "lines", "near", "pick", "rank", "require", "updated", "values"]
+__all__ = ["among", "check", "distinct", "has", "join", "lines", "near", "pick", "rank", "require", "updated", "values"]
 
 
 def require(condition: object, why: str) -> None:
@@ -187,6 +187,19 @@ def join(seq: object, sep: str | None, *path: object, sort: bool = False) -> str
     texts = [str(i) for i in items]
     spend_built(sum(map(len, texts)) + len(sep or "") * max(len(texts) - 1, 0))  # in a skill: charged before it is built
     return (sep or "").join(texts)
+
+
+def among(seq: object, allowed: object) -> bool:
+    """Whether every element of the list ``seq`` is one of ``allowed`` (an empty list's are): the codes a
+    list holds (an order's tags) are among those the skill's runs showed.
+
+    Example:
+        >>> among(["gift", "web"], ["gift", "vip", "web"]), among(["gift", "chargeback"], ["gift", "web"])
+        (True, False)
+    """
+    if type(seq) is not list or type(allowed) is not list:  # a guard on a list met something else
+        raise GuardFailed(f"expected a list of codes, got {type(seq).__name__}")
+    return all(type(e) is str and e in allowed for e in seq)
 
 
 def lines(text: object) -> int:

@@ -429,7 +429,6 @@ def test_r29_a_method_the_task_names_by_a_word_of_the_template(tmp_path: Path) -
 # Probes that still replay wrongly, each with what the learner is missing. Strict: a fix that
 # makes one pass fails the suite until its line is removed here, so the list stays true.
 OPEN = {
-    "test_r06_a_blocking_tag_among_the_orders_tags": "a list of plain codes is guarded for emptiness and task values only, not for which codes it holds",
     "test_r12_the_only_item_was_already_returned": "statuses over a list's elements are guarded only where they repeat (a one-element list shows none)",
 }
 for _name, _why in OPEN.items():
