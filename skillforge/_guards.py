@@ -14,6 +14,8 @@ before the answer):
   ``_SMALL_INT``), at any depth of dicts;
 - **over the elements of a list** (or of a dict keyed by ids): the set of values of
   each element's flag or status (``values(user['devices'], '*', 'active') == [True]``);
+- **which codes a list of code words holds** where the skill neither passes it on nor
+  quotes any of it and none is a task value (``among(order['tags'], ['gift', 'web'])``);
 - **the part a task value selects**, walked like a result: a dict's entry under a key
   the task says (path step ``At``), the one element of a list of records whose field
   equals a task value (``Where``, rendered with ``pick``);

@@ -8,6 +8,8 @@
   and (True, True), the world (True, False) is a miss; facts of the last write's result (and of
   later reads), when the answer quotes none of them, are combined with each other only: the
   facts before the write were checked, in a combination some run showed, before it was made;
+- which codes a list of code words held (an order's tags): any code some run's list held, and no
+  other (``among``): each run that acted alike adds its codes, as attributes widen;
 - a text fact that took at least ``ATTRIBUTE_RUNS`` values, more of them the more runs there are
   that acted alike describes *which* thing the run was about (a name, a city), not
   *what to do*: it is not guarded, and the skill says on how many runs that rests. A fact
@@ -103,9 +105,10 @@ def merge(
                     kept[i].append(attributes[(i, g.path)])
                 continue
             if g.kind == "codes":  # the codes a list held in each run: any of them, as attributes are widened
-                held = [next((h for h in spec.steps[i].guards if fact_key(h) == key), None) for spec in specs]
+                held = [next((h.value for h in spec.steps[i].guards if fact_key(h) == key), None)
+                        if _holds(run.calls[i].result, g.path, spec.examples) else () for spec, run in zip(specs, runs, strict=True)]
                 if all(h is not None for h in held):  # else a run's list held a task value, or other things
-                    kept[i].append(Guard("codes", g.path, tuple(sorted({c for h in held if h for c in h.value}))))
+                    kept[i].append(Guard("codes", g.path, tuple(sorted({c for h in held if h for c in h}))))
                 continue
             if g.kind not in _OBSERVED:  # an agreement or a check: the same in every run, or no merge
                 if any(g not in spec.steps[i].guards for spec in specs):
@@ -193,6 +196,14 @@ def merge(
         output=first.output, tools=first.tools, instances=first.instances, runs=all_runs, task=first.task,
         constants=first.constants, alts=first.alts,
     )
+
+
+def _holds(result: Any, path: tuple[Any, ...], params: dict[str, Any]) -> bool:
+    """Whether ``result`` has something at ``path`` other than an empty list (which holds no codes)."""
+    try:
+        return resolve(result, path, params) != []
+    except (KeyError, IndexError, TypeError):
+        return True
 
 
 def _said_texts(spec: SkillSpec, name: str) -> list[str]:

@@ -75,3 +75,16 @@ def test_among() -> None:
     assert not among(["gift", 7], ["gift"])
     with pytest.raises(GuardFailed, match="expected a list of codes"):
         among("gift", ["gift"])
+
+
+def test_a_run_whose_list_was_empty_adds_no_code_and_keeps_the_fact(tmp_path: Path) -> None:
+    forge = _HARNESS.forge(tmp_path, probes.probe_agent)
+    learn(forge, "Issue a refund for order #5", order("5", "gift", "web"))
+    learn(forge, "Issue a refund for order #6", order("6"))  # no tags: the first skill stops on its emptiness
+    skills = [p.read_text() for p in (tmp_path / "forge" / "skills").glob("*.py") if p.name != "__init__.py"]
+    assert any("among(order['tags'], ['gift', 'web'])" in s for s in skills), skills
+    for i, tags in enumerate([(), ("web",)], start=7):
+        served = _HARNESS.check(forge, f"Issue a refund for order #{i}", order(str(i), *tags))
+        assert served.result.source == "skill", served.describe()
+    stopped = _HARNESS.check(forge, "Issue a refund for order #9", order("9", "chargeback"))
+    assert stopped.result.source != "skill" and stopped.writes == [], stopped.describe()
