@@ -35,7 +35,10 @@ def segment(task: str, binds: Callable[[str], bool], carries: Callable[[str, str
 
     ``carries(before, prelude, clause, closing)``: whether the clause binds a skill with a value carried
     over from ``before`` (prelude + the clause before + closing), for a clause that names what it acts
-    on only by a pronoun."""
+    on only by a pronoun.
+
+    A clause after the first that binds nothing as said may bind without the connective words it opens
+    with ("Also please enable MFA for ana.li." as "please enable MFA for ana.li."), and is returned so."""
     return _cut(task, _looked_up(binds), carries)
 
 
@@ -114,6 +117,7 @@ def _segment(task: str, parts: list[tuple[int, int]], bounds: set[int], ok: Call
                 continue
             closing = task[parts[c][0] :] if c < n else ""
             best: dict[int, list[int]] = {p: []}  # piece index → the fewest cuts that reach it
+            bare: dict[tuple[int, int], str] = {}  # clauses bound without the connective word they open with
             for a in range(p, c):
                 if a not in best:
                     continue
@@ -126,11 +130,27 @@ def _segment(task: str, parts: list[tuple[int, int]], bounds: set[int], ok: Call
                         prelude + task[parts[([p, *best[a]])[-2]][0] : parts[a][0]] + closing, prelude, clause, closing,
                     ):
                         best[b] = [*best[a], b]
+                        bare.pop((a, b), None)
+                    elif a > p and (rest := _bare(clause)) != clause and ok(prelude + rest + closing):
+                        best[b] = [*best[a], b]  # "Also please enable MFA for ..." as "please enable MFA for ..."
+                        bare[(a, b)] = rest
             cuts = best.get(c)
             if cuts is not None and len(cuts) >= 2:
                 edges = [p, *cuts]
-                return prelude, [task[parts[a][0] : (parts[b][0] if b < n else len(task))] for a, b in itertools.pairwise(edges)], closing
+                return prelude, [bare.get((a, b)) or task[parts[a][0] : (parts[b][0] if b < n else len(task))]
+                                 for a, b in itertools.pairwise(edges)], closing
     return None
+
+
+_OPENING = re.compile(r"(?:(?:and|also|then|plus)\b[\s,]*)+(?=\S)", re.IGNORECASE)
+
+
+def _bare(clause: str) -> str:
+    """``clause`` without the connective word it opens with ("Also please unlock ana.li." → "please unlock
+    ana.li."): a connective is where a request may end and the next begin, never what a request is."""
+    lead = len(clause) - len(clause.lstrip())
+    m = _OPENING.match(clause, lead)
+    return clause[:lead] + clause[m.end():] if m else clause
 
 
 def colon_binds(lookup: Callable[[str], list[Any]]) -> Callable[[str, str], bool]:

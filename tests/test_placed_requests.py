@@ -164,3 +164,19 @@ def test_a_handover_in_the_second_request_after_the_first_wrote_repeats_no_write
     assert result.output == "Unlocked cy.ito. hr-files is restricted; I did not add cy.ito."
     assert [c.tool for c in result.calls].count("unlock_account") == 1  # the agent took the unlock from the transcript
     assert len(result.clauses) == 2
+
+
+def test_a_clause_that_opens_with_a_connective_is_served_by_the_skill_of_the_request_said_alone(accounts_world: Any) -> None:
+    forge, tmp = accounts_world
+    for task in ("Please unlock ana.li and reset her password.",  # shows how the agent joins answers
+                 "Please enable MFA for bo.ng."):  # the MFA request, said alone
+        result, same = accounts.shadowed(forge, tmp, task)
+        assert result.source == "agent" and same and result.learned
+    # "Also" is where the second request begins, not part of it: its skill is the one said alone
+    result, same = accounts.shadowed(forge, tmp, "Please unlock cy.ito. Also please enable MFA for di.roy.")
+    assert result.source == "skill" and result.llm_calls == 0 and same, result.handover
+    assert [c for c, _s in result.clauses] == ["Please unlock cy.ito. ", "please enable MFA for di.roy."]
+    assert result.output == "Unlocked cy.ito. Enabled MFA for di.roy."
+    # a word that is no connective stays part of the clause: "Please" alone is not "Sadly, please ..."
+    result, same = accounts.shadowed(forge, tmp, "Please unlock ed.fox. Sadly, please enable MFA for fay.wu.")
+    assert result.source == "agent" and same
