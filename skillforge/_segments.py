@@ -130,7 +130,6 @@ def _segment(task: str, parts: list[tuple[int, int]], bounds: set[int], ok: Call
                         prelude + task[parts[([p, *best[a]])[-2]][0] : parts[a][0]] + closing, prelude, clause, closing,
                     ):
                         best[b] = [*best[a], b]
-                        bare.pop((a, b), None)
                     elif a > p and (rest := _bare(clause)) != clause and ok(prelude + rest + closing):
                         best[b] = [*best[a], b]  # "Also please enable MFA for ..." as "please enable MFA for ..."
                         bare[(a, b)] = rest

@@ -197,7 +197,9 @@ def among(seq: object, allowed: object) -> bool:
         >>> among(["gift", "web"], ["gift", "vip", "web"]), among(["gift", "chargeback"], ["gift", "web"])
         (True, False)
     """
-    if type(seq) is not list or type(allowed) is not list:  # a guard on a list met something else
+    if type(allowed) is not list:  # the skill's own literal, edited into something else
+        raise TypeError(f"among() takes the allowed codes as a list, got {type(allowed).__name__}")
+    if type(seq) is not list:  # a guard on a list met something else: the world differs from the runs'
         raise GuardFailed(f"expected a list of codes, got {type(seq).__name__}")
     return all(type(e) is str and e in allowed for e in seq)
 

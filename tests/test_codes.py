@@ -75,6 +75,8 @@ def test_among() -> None:
     assert not among(["gift", 7], ["gift"])
     with pytest.raises(GuardFailed, match="expected a list of codes"):
         among("gift", ["gift"])
+    with pytest.raises(TypeError, match="takes the allowed codes as a list"):
+        among(["gift"], ("gift",))
 
 
 def test_a_run_whose_list_was_empty_adds_no_code_and_keeps_the_fact(tmp_path: Path) -> None:
