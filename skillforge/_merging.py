@@ -36,7 +36,7 @@ from ._census import World
 from ._guards import MISSING, OBSERVED, fact_key, observe
 from ._relevance import acted_on
 from ._records import folded_as
-from ._spec import At, Guard, Param, Ref, SkillSpec, Step, Where
+from ._spec import At, Guard, Join, Param, Ref, SkillSpec, Step, Where
 from ._template import CHOICE, IGNORED, PHRASING, Slot, choices
 from ._trajectory import Trajectory
 from ._wording import Wording, worded
@@ -92,6 +92,7 @@ def merge(
         for spec in specs:
             for g in spec.steps[i].guards:
                 facts.setdefault(fact_key(g), g)
+        _listed_alike(facts, i, first, specs, runs)
         # a record noted in any run as saying which thing an item is (its options) is guarded in none
         notes = [g for g in facts.values() if g.kind == "unguarded" and g.value == ("items",)]
         for key, g in facts.items():
@@ -321,6 +322,37 @@ def _attribute_like(g: Guard, seen: list[Any], least: int = 0) -> bool:
         and all(type(v) is str for v in seen)
         and not all(enum_like(v) for v in seen)  # "pending", "on hold", ...: a vocabulary, however many seen
     )
+
+
+def _listed_alike(
+    facts: dict[tuple[Any, ...], Guard], step: int, first: SkillSpec, specs: list[SkillSpec], runs: list[Trajectory],
+) -> None:
+    """A listing's length, in ``facts`` of step ``step``, replaced by its count class where runs that acted alike
+    listed three elements or more.
+
+    Two elements listed ("a, b") do not say how three are (``_lifting``: "a, b and c"?), so a run that listed
+    two guards the length it listed. A run of the same program that listed three or more shows it: any
+    length of two or more is listed alike, and the exact length is no decision of the runs. What stays is
+    whether one element or several was listed (one shows no separator, and may be said otherwise), a
+    switch like any other. A length a run took elements by position in (``_runchecks``) is not a listing's,
+    and stays.
+    """
+    listed = {e.seq.path for e in _program_exprs(first) if isinstance(e, Join) and e.seq.call == step}
+    for key, g in list(facts.items()):
+        if g.kind != "size" or g.path not in listed or any(
+            h.kind == "pin" and h.path[: len(g.path)] == g.path for spec in specs for h in spec.steps[step].guards
+        ):
+            continue
+        lengths = [observe(g, run.calls[step].result, spec.examples) for spec, run in zip(specs, runs, strict=True)]
+        if any(type(n) is int and n >= 3 for n in lengths):
+            del facts[key]
+            count = Guard("count", g.path, "many")
+            facts.setdefault(fact_key(count), count)
+
+
+def _program_exprs(spec: SkillSpec) -> list[Any]:
+    """Every expression of ``spec``'s calls and answer."""
+    return [e for top in [*(a for st in spec.steps for _k, a in st.args), spec.output] for e in walk_exprs(top)]
 
 
 def _names_a_thing(g: Guard, seen: list[Any], tool: str, world: World) -> Guard | None:

@@ -89,6 +89,40 @@ def test_one_element_and_two_elements_serve_one_or_two_only() -> None:
         assert why is not None and "a guard fails" in why, why
 
 
+def flagged_run(username: str, groups: list[str], locked: bool) -> Trajectory:
+    """A groups listing of a user whose account's ``locked`` flag the answer does not depend on."""
+    run = groups_run(username, sorted(groups))
+    user = {**run.calls[0].result, "locked": locked}
+    return run.model_copy(update={"calls": [run.calls[0].model_copy(update={"result": user})]})
+
+
+def serves(spec: Any, n: int, locked: bool) -> bool:
+    groups = ["kilo", "lima", "mike", "oscar", "papa"][:n]
+    return prove_all(render_skill(spec), spec, [flagged_run("eve.gray", groups, locked)]) is None
+
+
+def test_runs_that_listed_three_or_more_leave_no_length_in_a_combination() -> None:
+    # two listed ("a, b") guard their length until a run of the same program lists three; then any length of
+    # two or more is listed alike, and a flag that varied combines with one element or several, never the length
+    runs = [flagged_run("bo.chen", ["staff", "vpn-users", "wiki"], False), flagged_run("cy.diaz", ["jira", "staff"], True),
+            flagged_run("dd.eng", ["jira", "staff", "wiki", "zoom"], True), flagged_run("ed.fox", ["jira", "wiki"], False)]
+    spec = learned(runs)
+    assert not isinstance(spec, Rejected), spec
+    source = render_skill(spec)
+    assert "len(user['groups']))" not in source and "== 2" not in source, source
+    for n, locked in ((2, False), (3, False), (5, False), (2, True), (3, True), (5, True)):
+        assert serves(spec, n, locked), (n, locked)
+    assert not serves(spec, 1, False)  # one element was never listed by these runs: it may be said otherwise
+
+
+def test_runs_that_listed_two_keep_the_length_in_a_combination() -> None:
+    runs = [flagged_run("cy.diaz", ["jira", "staff"], True), flagged_run("ed.fox", ["jira", "wiki"], False)]
+    spec = learned(runs)
+    assert not isinstance(spec, Rejected), spec
+    assert serves(spec, 2, True) and serves(spec, 2, False)
+    assert not serves(spec, 3, True) and not serves(spec, 3, False)
+
+
 def test_one_element_runs_alone_stay_one_element_lists() -> None:
     spec = learned([groups_run("ali.khan", ["github-org"]), groups_run("bo.chen", ["staff"])])
     assert not isinstance(spec, Rejected), spec
