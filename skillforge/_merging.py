@@ -178,7 +178,7 @@ def merge(
         if slot.kind == CHOICE and varied and len({tuple(_said_texts(spec, slot.name)) for spec in specs}) > 1:
             logger.debug("runs not merged: a choice said other texts where other facts varied: %s", slot.name)
             return None
-    _combine(kept, varied, len(specs) + len(others), core, _answer_only(first), phrased)
+    _combine(kept, varied, len(specs) + len(others), core, _answer_only(first), phrased, _asked(first))
     steps = tuple(
         Step(tool=s.tool, args=s.args, var=s.var, guards=tuple(kept[i]), pre=s.pre, post=s.post, each=s.each)
         for i, s in enumerate(first.steps)
@@ -214,7 +214,7 @@ def _said_texts(spec: SkillSpec, name: str) -> list[str]:
 
 def _combine(
     kept: list[list[Guard]], varied: list[tuple[int, Guard, list[Any]]], n_runs: int, core: Callable[[int, Guard], bool],
-    answer_only: int | None = None, wording: Wording = (),
+    answer_only: int | None = None, wording: Wording = (), asked: frozenset[str] = frozenset(),
 ) -> None:
     """Guards for the facts that varied: each on its own where the runs showed every combination
     (and context facts always, see ``_relevance``), else jointly.
@@ -236,7 +236,7 @@ def _combine(
             full *= len(set(v[2]) - {MISSING})
         alone = [v for v in varied if v[0] == i and not core(v[0], v[1])]
         if here and len(combos) < full:
-            kept[i].append(worded(upto, combos, n_runs, joint, wording))
+            kept[i].append(worded(upto, combos, n_runs, joint, wording, asked))
         else:
             alone += here  # every combination was seen: each fact on its own
         for call, g, seen in sorted(alone, key=lambda v: varied.index(v)):
@@ -348,6 +348,12 @@ def _listed_alike(
             del facts[key]
             count = Guard("count", g.path, "many")
             facts.setdefault(fact_key(count), count)
+
+
+def _asked(spec: SkillSpec) -> frozenset[str]:
+    """The fields whose values ``spec``'s answer quotes (``user['groups']``, listed): what its requests ask
+    for (``_wording.strict``). What its writes are given is not: words naming it may still say which."""
+    return frozenset(e.path[-1] for e in walk_exprs(spec.output) if isinstance(e, Ref) and e.path and type(e.path[-1]) is str)
 
 
 def _program_exprs(spec: SkillSpec) -> list[Any]:

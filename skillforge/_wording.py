@@ -14,7 +14,9 @@ those worlds, as far as the runs can tell:
 - its literal words (the template without its slots) hold no negation and no word of condition
   ("if", "unless", "only", "except", "even", ...);
 - its literal words name none of the facts that varied: no field name on their paths and no value
-  any run saw them take ("sales", "locked", "MFA").
+  any run saw them take ("sales", "locked", "MFA"). The name of a field the skill's answer quotes
+  (``groups``, where it lists ``user['groups']``) is not counted: it is what the request asks for, and
+  every phrasing of it says it.
 
 The worlds it may take are combinations of the facts that a run said in such words showed together
 (so issue #9's rule holds: no combination of world facts that no run showed together replays), each
@@ -61,10 +63,10 @@ def _words(text: str) -> set[str]:
     return {form for w in _WORD.findall(text.lower()) for form in (w, _singular(w))}
 
 
-def _named(fact: Guard, seen: Sequence[Any]) -> list[set[str]]:
-    """The names of ``fact``, each as the set of its words: its fields' names and the texts of the
-    values runs saw (``"on hold"`` is named where both words are said)."""
-    names = [str(step).replace("_", " ") for step in fact.path if type(step) is str]
+def _named(fact: Guard, seen: Sequence[Any], asked: frozenset[str] = frozenset()) -> list[set[str]]:
+    """The names of ``fact``, each as the set of its words: its fields' names but those of ``asked``, and
+    the texts of the values runs saw (``"on hold"`` is named where both words are said)."""
+    names = [str(step).replace("_", " ") for step in fact.path if type(step) is str and step not in asked]
     names += _texts(seen)
     out = []
     for name in names:
@@ -83,13 +85,16 @@ def _texts(values: Any) -> list[str]:
     return []
 
 
-def strict(text: str, facts: Sequence[tuple[Guard, Sequence[Any]]]) -> bool:
+def strict(text: str, facts: Sequence[tuple[Guard, Sequence[Any]]], asked: frozenset[str] = frozenset()) -> bool:
     """Whether the words ``text`` may set a condition on ``facts`` (each a fact and what runs saw of it):
-    a negation, a word of condition, or words naming one of them."""
+    a negation, a word of condition, or words naming one of them. A field in ``asked`` (what the skill's
+    answer quotes: ``groups`` where it answers with ``user['groups']``) is what
+    the request asks for, which every phrasing of it names: its name sets no condition; the texts its
+    values took still do."""
     if NEGATION.search(text) or CONDITION.search(text):
         return True
     mine = _words(text)
-    return any(all(_singular(w) in mine for w in name) for g, seen in facts for name in _named(g, seen))
+    return any(all(_singular(w) in mine for w in name) for g, seen in facts for name in _named(g, seen, asked))
 
 
 def alike_words(mine: str, theirs: str, read: Sequence[Any]) -> bool:
@@ -155,7 +160,7 @@ def shared_worlds(
 
 def worded(
     upto: list[tuple[int, Guard, list[Any]]], combos: list[tuple[Any, ...]], n_runs: int,
-    joint: list[tuple[int, Guard, list[Any]]], wording: Wording,
+    joint: list[tuple[int, Guard, list[Any]]], wording: Wording, asked: frozenset[str] = frozenset(),
 ) -> Guard:
     """The guard that the facts ``upto`` are a combination some run showed (``combos``), where one of
     them may be the phrasing the task was said in: then a phrasing whose words set no condition on
@@ -167,7 +172,7 @@ def worded(
     said = upto[at][2]
     seen = sorted({p for p in said[:n_runs] if p is not MISSING})
     named = [(g, s) for _c, g, s in joint if g.kind != "said"]
-    free = {p for p in seen if not strict(wording[p], named)}
+    free = {p for p in seen if not strict(wording[p], named, asked)}
     worlds = [tuple(v[2][r] for k, v in enumerate(upto) if k != at) for r in range(n_runs)]
     shared = shared_worlds(worlds, said[:n_runs], free)
     if not shared:

@@ -309,3 +309,59 @@ def test_words_that_name_a_fact_or_set_a_condition_are_strict(words: str, sets_c
 
     sources = Guard("values", ("payment_methods", "*", "source"), None)
     assert strict(words, [(sources, [("credit_card", "gift_card"), ("paypal",)])]) is sets_condition
+
+
+# -- the field a skill's answer lists is what its phrasings ask for: naming it sets no condition -------------
+
+ASKED = {
+    "which": "Which groups is {} in?",
+    "what": "What groups does {} belong to?",
+    "hi": "Hi! Quick one: what groups is {} a member of? Thanks",
+    "sales": "Which groups is {} in, being in sales?",  # names a value the department took
+}
+
+
+def listing_run(said: str, username: str, dept: str, groups: list[str]) -> Trajectory:
+    user = {"username": username, "dept": dept, "groups": groups}
+    return Trajectory(
+        task=ASKED[said].format(username), calls=[Call(tool="get_user", args={"username": username}, result=user)],
+        outcome=Outcome(ok=True, output=f"{username} is in: {', '.join(groups)}."), tools=TOOLS,
+    )
+
+
+LISTED = [
+    listing_run("which", "ana.ruiz", "sales", ["crm", "staff"]),
+    listing_run("what", "bo.chen", "eng", ["jira"]),
+    listing_run("which", "cy.diaz", "eng", ["jira"]),
+    listing_run("what", "dee.fox", "sales", ["crm", "staff", "wiki"]),
+    listing_run("hi", "eve.gray", "eng", ["git", "jira", "vpn"]),
+    listing_run("sales", "fay.lim", "sales", ["crm", "vpn"]),
+]
+
+
+def test_a_phrasing_that_names_the_listed_field_takes_worlds_other_phrasings_showed() -> None:
+    first, *rest = templates(*LISTED)
+    others = [t for k, t in enumerate(rest) if t.text != first.text and all(t.text != o.text for o in rest[:k])]
+    spec = spec_from_runs(LISTED, name="groups_of", template=first, phrasings=tuple(others))
+    assert not isinstance(spec, Rejected), spec
+    source = render_skill(spec)
+    assert prove_all(source, spec, LISTED) is None
+    assert "(words that name none of these facts and set no condition)" in source
+    # "Hi! Quick one" was seen only with (eng, several): (sales, several) was seen said two other plain ways
+    assert prove_all(source, spec, [listing_run("hi", "gus.ng", "sales", ["crm", "staff"])]) is None
+    # one element in sales no run showed, whatever the words; a value's name keeps its own world only
+    assert prove_all(source, spec, [listing_run("which", "hal.ito", "sales", ["crm"])]) is not None
+    assert prove_all(source, spec, [listing_run("sales", "ivy.ma", "eng", ["jira", "vpn"])]) is not None
+
+
+def test_the_listed_field_is_asked_for_and_its_values_still_name_a_fact() -> None:
+    from skillforge._spec import Guard
+    from skillforge._wording import strict
+
+    count = Guard("count", ("groups",), None)
+    seen = [1, "many"]
+    assert strict("What groups does {} belong to?", [(count, seen)])
+    assert not strict("What groups does {} belong to?", [(count, seen)], asked=frozenset({"groups"}))
+    assert strict("What groups does {} belong to, if any?", [(count, seen)], asked=frozenset({"groups"}))
+    dept = Guard("eq", ("dept",), None)
+    assert strict("Which groups is {} in, being in sales?", [(dept, ["sales", "eng"])], asked=frozenset({"groups"}))
