@@ -473,7 +473,7 @@ class _Lifter(Selecting, Listing):
             for piece, expr, _prio, spec in list(self.scalars):
                 if not isinstance(expr, Ref) or spec or len(piece) < 2:
                     continue
-                if re.search(rf"(?<![\w.@-]){re.escape(piece)}(?![\w@-]|\.\w)", text) is None:
+                if piece not in text or re.search(rf"(?<![\w.@-]){re.escape(piece)}(?![\w@-]|\.\w)", text) is None:
                     continue
                 value = self._deref(expr)
                 if type(value) is str:
@@ -491,8 +491,8 @@ class _Lifter(Selecting, Listing):
                 expr = self.used.get(self._value_key(expr), expr)
             if isinstance(expr, Ref) and own_key(self._deref(expr), expr.path):
                 expr = self._own_record(expr)
-            if len(piece) < 2 and not piece.isdigit():
-                continue
+            if (len(piece) < 2 and not piece.isdigit()) or piece not in text:
+                continue  # (not there at all: no pattern to compile for it)
             bounds = _DIGITS_IN_WORD if piece.isdigit() else (r"(?<![\w.@-])", r"(?![\w@-]|\.\w)")
             found = list(re.finditer(rf"{bounds[0]}{re.escape(piece)}{bounds[1]}", text))
             if found and written and isinstance(expr, Ref) and self._by_position(expr) and isinstance(self._resolve(expr, "value"), Ref):

@@ -54,8 +54,8 @@ class TaskSpans:
         out: list[tuple[int, int, str, str | None]] = []
         t = type(value)
         if t is str:
-            if len(value) < 2 and not value.isdigit():
-                return out
+            if (len(value) < 2 and not value.isdigit()) or (_absent(value, task) and not _ISO_DATE.fullmatch(value)):
+                return out  # (not there in any way written below: no pattern to compile for it)
             kind = slot_kind(value)
             pattern = rf"{TOKEN_START}{re.escape(value)}{TOKEN_END}"
             if _ISO_DATE.fullmatch(value):  # any common way of writing a date binds, as ISO
@@ -112,6 +112,17 @@ class TaskSpans:
         return out
 
 
+def _absent(value: str, task: str) -> bool:
+    """Whether no way ``_candidates`` writes ``value`` (as is, spaced otherwise, in other case, as words for
+    its underscores) can be in ``task``: each begins with its first word, ignoring case. Said only of ASCII
+    texts, where ignoring case is lowering both (``re.IGNORECASE`` also folds some other letters)."""
+    if not (value.isascii() and task.isascii()):
+        return False
+    first = _FIRST_WORD.split(value.strip().lower(), maxsplit=1)[0]
+    return first not in task.lower()
+
+
+_FIRST_WORD = re.compile(r"[\s_-]+")
 _CUT = re.compile(r"(?<=[.!?;])[\"')\]]*[ \t]+|\n\s*")
 # finer cuts, inside a sentence: after a comma, and before a connective word of English (used the way
 # sentence punctuation is: where one request may end and the next begin, never what a request is)
