@@ -87,6 +87,7 @@ class ShadowReport:
     composed_handed_over: int = 0  # messages a composition began and a clause's skill handed over
     composed_wrong: int = 0  # wrong replays among both
     several: Counter[str] = field(default_factory=Counter)  # messages of several requests (kind ``SEVERAL``), by what became of them
+    several_by_day: dict[int, Counter[str]] = field(default_factory=dict)  # day -> the same, to see composition grow
     seconds: float = 0.0
 
     @property
@@ -186,6 +187,7 @@ def run(
                 if before is not None and not isinstance(result, Exception):
                     fate = _fate(before, result)
                     report.several[fate] += 1
+                    report.several_by_day.setdefault(task.day, Counter())[fate] += 1
                     logger.info("task %d, a message of several requests: %s: %r (%s)", i, FATES[fate], task.text,
                                 result.handover if fate == "clause stopped" else _nearest(foreseen))
                 if forge.runlog is not None and not isinstance(result, Exception):
@@ -333,7 +335,10 @@ def render(r: ShadowReport) -> str:
         + (f" ({', '.join(f'{n} by {k}' for k, n in sorted(r.composed.items()))})" if r.composed else "")
         + f", {r.composed_handed_over} handed over by a clause's skill, {r.composed_wrong} wrong",
         *([f"  messages of several requests:   {sum(r.several.values())}"]
-          + [f"  {r.several[k]:>6}  {why}" for k, why in FATES.items()] if r.several else []),
+          + [f"  {r.several[k]:>6}  {why}" for k, why in FATES.items()]
+          + ["  composed by day (of the day's messages of several requests): "
+             + ", ".join(f"{d}: {c['composed']}/{sum(c.values())}" for d, c in sorted(r.several_by_day.items()))]
+          if r.several else []),
         "  by day (served / handed over / by the agent / wrong): "
         + ", ".join(f"{d}: {c['skill']}/{c['skill+agent']}/{c['agent']}/{c['wrong']}" for d, c in sorted(r.by_day.items())),
         "",

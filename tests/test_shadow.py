@@ -64,6 +64,11 @@ def test_a_longer_helpdesk_stream_serves_two_request_messages_by_composition() -
     assert report.composed_wrong == 0
     assert report.composed[2] >= 10, shadow.render(report)  # messages served wholly by two clause skills
     assert report.several["cut, not composed"] == 0, shadow.render(report)
+    # composition grows with the stream: day 2 composes none yet, day 6 several (each day's fates add up)
+    daily = report.several_by_day
+    assert sum(sum(c.values()) for c in daily.values()) == sum(report.several.values()), shadow.render(report)
+    assert daily[6]["composed"] > daily[2]["composed"], shadow.render(report)
+    assert "composed by day (of the day's messages of several requests): 1: " in shadow.render(report)
     by_day = report.by_day
     assert by_day[6]["skill"] > 3 * by_day[2]["skill"], shadow.render(report)  # serving grows as runs accumulate
 
