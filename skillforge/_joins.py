@@ -6,7 +6,8 @@ one element shows none, and pins the list to one element (a ``count`` fact). Run
 program that listed more ("bo.chen is in: staff, wiki.") say how the list is listed:
 ``join(user['groups'], ', ')``. Here the one-element runs take that separator (and order), so
 all are one program: merged, the count fact takes the values the runs showed (one, many), and
-a two-element listing still serves two elements only (its ``size`` fact), as before.
+a two-element listing still serves two elements only (its ``size`` fact), until a run of the same
+program lists three or more (``_merging``: then the length is no decision, see ``listings``).
 
 A separator is taken only from runs of the same program (the same calls from the same sources
 and the same answer, separators aside), and only where they agree on one. Where no other run of
@@ -22,7 +23,7 @@ from typing import Any
 from ._spec import Guard, Join, SkillSpec
 from ._values import rebuilt, walk_exprs
 
-__all__ = ["alone", "listed_alike", "settled", "shown", "unlisted"]
+__all__ = ["alone", "listed_alike", "listings", "settled", "shown", "unlisted"]
 
 Listed = dict[tuple[Any, tuple[str | int, ...]], Join]  # (the list, the path inside each element) → how it is listed
 
@@ -85,6 +86,11 @@ def alone(specs: list[SkillSpec]) -> list[int]:
     ones = [{(j.seq, j.path) for j in _joins(_exprs(spec)) if j.sep is None} for spec in specs]
     found = [k for k, keys in enumerate(ones) if keys and not keys & listed]
     return found if len(found) < len(specs) else []
+
+
+def listings(spec: SkillSpec) -> set[tuple[int, tuple[str | int, ...]]]:
+    """The lists ``spec``'s calls or answer list whole, as (the call whose result holds it, its path)."""
+    return {(j.seq.call, j.seq.path) for j in _joins(_exprs(spec))}
 
 
 def _exprs(spec: SkillSpec) -> tuple[Any, ...]:

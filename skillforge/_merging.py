@@ -34,9 +34,10 @@ from typing import Any
 
 from ._census import World
 from ._guards import MISSING, OBSERVED, fact_key, observe
+from ._joins import listings
 from ._relevance import acted_on
 from ._records import folded_as
-from ._spec import At, Guard, Join, Param, Ref, SkillSpec, Step, Where
+from ._spec import At, Guard, Param, Ref, SkillSpec, Step, Where
 from ._template import CHOICE, IGNORED, PHRASING, Slot, choices
 from ._trajectory import Trajectory
 from ._wording import Wording, worded
@@ -92,7 +93,7 @@ def merge(
         for spec in specs:
             for g in spec.steps[i].guards:
                 facts.setdefault(fact_key(g), g)
-        _listed_alike(facts, i, first, specs, runs)
+        _length_answered(facts, i, first, specs, runs)
         # a record noted in any run as saying which thing an item is (its options) is guarded in none
         notes = [g for g in facts.values() if g.kind == "unguarded" and g.value == ("items",)]
         for key, g in facts.items():
@@ -324,7 +325,7 @@ def _attribute_like(g: Guard, seen: list[Any], least: int = 0) -> bool:
     )
 
 
-def _listed_alike(
+def _length_answered(
     facts: dict[tuple[Any, ...], Guard], step: int, first: SkillSpec, specs: list[SkillSpec], runs: list[Trajectory],
 ) -> None:
     """A listing's length, in ``facts`` of step ``step``, replaced by its count class where runs that acted alike
@@ -337,7 +338,7 @@ def _listed_alike(
     switch like any other. A length a run took elements by position in (``_runchecks``) is not a listing's,
     and stays.
     """
-    listed = {e.seq.path for e in _program_exprs(first) if isinstance(e, Join) and e.seq.call == step}
+    listed = {path for call, path in listings(first) if call == step}
     for key, g in list(facts.items()):
         if g.kind != "size" or g.path not in listed or any(
             h.kind == "pin" and h.path[: len(g.path)] == g.path for spec in specs for h in spec.steps[step].guards
@@ -354,11 +355,6 @@ def _asked(spec: SkillSpec) -> frozenset[str]:
     """The fields whose values ``spec``'s answer quotes (``user['groups']``, listed): what its requests ask
     for (``_wording.strict``). What its writes are given is not: words naming it may still say which."""
     return frozenset(e.path[-1] for e in walk_exprs(spec.output) if isinstance(e, Ref) and e.path and type(e.path[-1]) is str)
-
-
-def _program_exprs(spec: SkillSpec) -> list[Any]:
-    """Every expression of ``spec``'s calls and answer."""
-    return [e for top in [*(a for st in spec.steps for _k, a in st.args), spec.output] for e in walk_exprs(top)]
 
 
 def _names_a_thing(g: Guard, seen: list[Any], tool: str, world: World) -> Guard | None:
