@@ -869,7 +869,33 @@ def _body(spec: SkillSpec) -> list[str]:
                 body.extend(r.guards(k, spec.steps[k].guards))
     note = _constant_note(spec.output)
     body.append(f"return {r.expr(spec.output)}{f'  # {note}' if note else ''}")
-    return body
+    return _once(body)
+
+
+def _once(lines: list[str]) -> list[str]:
+    """``lines`` less each ``require`` whose condition one before it already checked on the way there.
+
+    Facts of different kinds can say one thing (``stock['available']`` is 0 and is zero; a list
+    is empty and has 0 elements): the second check could not fail, and a reviewer reads it twice.
+    A check inside an ``if`` block holds only there; the blocks of a function all return.
+    """
+    out: list[str] = []
+    checked: list[tuple[int, set[str]]] = [(0, set())]  # (indent, conditions checked) per block open here
+    for line in lines:
+        indent = len(line) - len(line.lstrip(" "))
+        while len(checked) > 1 and indent < checked[-1][0]:
+            checked.pop()
+        if indent > checked[-1][0]:
+            checked.append((indent, set()))
+        stripped = line.strip()
+        if stripped.startswith("require("):
+            call = ast.parse(stripped, mode="eval").body
+            cond = ast.dump(call.args[0]) if isinstance(call, ast.Call) and call.args else stripped
+            if any(cond in seen for _i, seen in checked):
+                continue
+            checked[-1][1].add(cond)
+        out.append(line)
+    return out
 
 
 def _summary(spec: SkillSpec) -> str:

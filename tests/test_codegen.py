@@ -179,3 +179,76 @@ def test_the_metadata_a_learner_keeps_is_what_reading_the_file_gives(case: str, 
     kept = skill_from(path, verdict.source, skill_meta(verdict.spec))  # what the learner indexes without parsing
     assert kept.meta == read.meta and kept.template.text == read.template.text and kept.template.slots == read.template.slots
     assert (kept.tools, kept.runs, kept.content_hash, kept.recorded_hash) == (read.tools, read.runs, read.content_hash, read.recorded_hash)
+
+
+# -- one check once -------------------------------------------------------------------------
+
+
+def _conditions_checked_twice(source: str) -> list[str]:
+    """The ``require`` conditions a function checks again on a path where it checked them already."""
+    import ast
+
+    twice: list[str] = []
+
+    def block(stmts: list[ast.stmt], seen: set[str]) -> None:
+        seen = set(seen)
+        for s in stmts:
+            if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) and getattr(s.value.func, "id", "") == "require":
+                cond = ast.dump(s.value.args[0])
+                if cond in seen:
+                    twice.append(ast.unparse(s.value.args[0]))
+                seen.add(cond)
+            elif isinstance(s, ast.If):
+                block(s.body, seen)
+                block(s.orelse, seen)
+
+    for fn in ast.walk(ast.parse(source)):
+        if isinstance(fn, ast.FunctionDef):
+            block(fn.body, set())
+    return twice
+
+
+def test_a_condition_two_facts_say_alike_is_checked_once() -> None:
+    """The demo's out-of-stock branch knows the stock is 0 (a small count) and zero (its sign): both
+    render ``stock['available'] == 0``, and the skill checks it once. No committed or golden skill
+    checks a condition twice on one path."""
+    source = (REPO / "skills" / "replace_order_broke.py").read_text()
+    branch = source.split("if ", 1)[1].split("return ", 1)[0]
+    assert branch.count("require(stock['available'] == 0,") == 1
+    assert "stock['available'] is 0, as when learned" in branch  # the first of the two says it
+    for path in [*(REPO / "skills").glob("*.py"), *GOLDEN.glob("*/skill.py")]:
+        assert not _conditions_checked_twice(path.read_text()), path
+
+
+def test_a_check_inside_a_branch_holds_only_there() -> None:
+    """A condition a branch checked is checked again after it (the branch returned; the way on did not
+    check it), and one checked before the branch is not checked again inside it."""
+    from skillforge._codegen import _once
+
+    lines = [
+        "x = read()",
+        "require(x['a'] == 1, 'a is 1')",
+        "if x['b']:  # as the runs that stopped here saw it",
+        "    require(x['a'] == 1, 'a is 1, again')",
+        "    require(x['c'] == 0, 'c is 0')",
+        "    require(x['c'] == 0, 'c is zero')",
+        "    return 'stopped'",
+        "require(x['c'] == 0, 'c is 0')",
+        "write(",
+        "    y=x['c'],",
+        ")",
+        "require(x['c']  ==  0, 'c is zero')",
+        "return 'done'",
+    ]
+    assert _once(lines) == [
+        "x = read()",
+        "require(x['a'] == 1, 'a is 1')",
+        "if x['b']:  # as the runs that stopped here saw it",
+        "    require(x['c'] == 0, 'c is 0')",
+        "    return 'stopped'",
+        "require(x['c'] == 0, 'c is 0')",
+        "write(",
+        "    y=x['c'],",
+        ")",
+        "return 'done'",
+    ]
