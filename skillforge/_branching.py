@@ -289,7 +289,7 @@ def _first_branch(
 def _telling_apart(
     sa: SkillSpec, sb: SkillSpec, a_runs: list[tuple[SkillSpec, Trajectory]], b_runs: list[tuple[SkillSpec, Trajectory]], after: int,
     *, wrote: int | None = None, attributes: dict[tuple[int, Any], Guard] | None = None,
-    more_b: list[tuple[dict[str, Any], Trajectory]] | None = None,
+    more_b: list[tuple[dict[str, Any], Trajectory, bool]] | None = None,
 ) -> Guard | None:
     """A switch-like fact of the calls up to ``after`` that took other values in every run of one group
     than in any of the other's. A fact of what kind a value is (``has``: a text where the others had a

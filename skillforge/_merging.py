@@ -37,7 +37,7 @@ from ._guards import MISSING, OBSERVED, fact_key, observe
 from ._joins import listings
 from ._relevance import acted_on
 from ._records import folded_as
-from ._spec import At, Guard, Param, Ref, SkillSpec, Step, Where
+from ._spec import At, Const, Guard, Param, Ref, SkillSpec, Step, Where
 from ._template import CHOICE, IGNORED, PHRASING, Slot, choices
 from ._trajectory import Trajectory
 from ._wording import Wording, worded
@@ -255,10 +255,12 @@ def _combine(
 _POOLED = frozenset({"eq", "values", "len", "lines", "sign", "textsign", "count", "keys", "opt", "member", "near", "equal"})
 
 
-def _aligned(first: SkillSpec, evidence: tuple[Trajectory, ...]) -> list[tuple[dict[str, Any], Trajectory]]:
+def _aligned(first: SkillSpec, evidence: tuple[Trajectory, ...]) -> list[tuple[dict[str, Any], Trajectory, bool]]:
     """The evidence runs whose calls after the first are ``first``'s steps, folded as its runs are,
     each with the task values its calls show: a value ``first`` passes as a whole argument
-    (``get_order(order_id=order_id)``) is the argument that run's call was given there."""
+    (``get_order(order_id=order_id)``) is the argument that run's call was given there. The flag
+    says whether the run's first call is ``first``'s too: the same tool, given the same task values
+    (``get_user(username=username)``, a phrasing learned on its own), not another route to them."""
     out = []
     eaches = [st.each for st in first.steps]
     mapped = [e for e in eaches if e is not None]
@@ -277,22 +279,40 @@ def _aligned(first: SkillSpec, evidence: tuple[Trajectory, ...]) -> list[tuple[d
                 for key, arg in st.args:
                     if isinstance(arg, Param) and key in call.args:
                         params.setdefault(arg.name, call.args[key])
-        out.append((params, folded))
+        out.append((params, folded, _same_first(first.steps[0], folded.calls[0].tool, folded.calls[0].args, params)))
     return out
 
 
-def _pooled(g: Guard, step: int, others: list[tuple[dict[str, Any], Trajectory]]) -> list[Any]:
+def _same_first(step: Step, tool: str, args: dict[str, Any], params: dict[str, Any]) -> bool:
+    """Whether a call of ``tool`` with ``args`` is ``step`` (a skill's first), given the task values
+    ``params`` (the run's, as its later calls show them; those the first call alone takes are added):
+    each argument the same constant, or the task value ``step`` passes whole."""
+    if step.each is not None or tool != step.tool or {k for k, _a in step.args} != set(args):
+        return False
+    own: dict[str, Any] = {}
+    for key, arg in step.args:
+        if isinstance(arg, Param):
+            if own.setdefault(arg.name, params.get(arg.name, args[key])) != args[key]:
+                return False
+        elif not (isinstance(arg, Const) and type(arg.value) is type(args[key]) and arg.value == args[key]):
+            return False
+    params.update(own)
+    return True
+
+
+def _pooled(g: Guard, step: int, others: list[tuple[dict[str, Any], Trajectory, bool]]) -> list[Any]:
     """What fact ``g`` of step ``step`` observed in each evidence run (``MISSING`` where it cannot say:
-    the first call, which differs by route, a kind of fact not read off one result, or a task value
-    that route's tasks do not say)."""
-    if step == 0 or g.kind not in _POOLED:
+    the first call where it was another route to the task's values, a kind of fact not read off one
+    result, or a task value that route's tasks do not say)."""
+    if g.kind not in _POOLED:
         return [MISSING] * len(others)
     names = {k.name for k in g.path if isinstance(k, (At, Where))} | {
         n for k in g.path if isinstance(k, Where) for _f, n in k.also
     } | ({g.value[0]} if g.kind in ("member", "near", "equal") else set())
     return [
-        observe(g, run.calls[step].result, params, [c.result for c in run.calls]) if names <= params.keys() else MISSING
-        for params, run in others
+        observe(g, run.calls[step].result, params, [c.result for c in run.calls])
+        if (step or same_first) and names <= params.keys() else MISSING
+        for params, run, same_first in others
     ]
 
 

@@ -137,6 +137,31 @@ def test_runs_of_the_same_program_in_other_skills_lend_evidence_and_the_skills_o
     assert not lends_evidence(by_email, refused, run(5, "El Paso", True, True, refused=True), own)
 
 
+def order_run(k: int, express: bool, prepaid: bool, verb: str = "Please cancel") -> Trajectory:
+    """A run that cancelled order #W<k>1, whose first call reads the order the task names."""
+    order_id = f"#W{k}1"
+    calls = [
+        Call(tool="get_order", args={"order_id": order_id},
+             result={"id": order_id, "customer": f"cust_{1000 + k}", "status": "pending", "express": express, "prepaid": prepaid}),
+        Call(tool="cancel", args={"order_id": order_id}, result={"order_id": order_id, "status": "cancelled"}),
+    ]
+    return Trajectory(task=f"{verb} order {order_id}.", calls=calls, outcome=Outcome(ok=True, output=f"Cancelled order {order_id}."), tools=TOOLS)
+
+
+def test_a_phrasing_learned_on_its_own_lends_what_its_first_call_read() -> None:
+    """Runs said in another phrasing whose first call is the skill's own (the same read of the same task
+    value) saw the record acted on there: its flags take the combinations those runs showed too, and a
+    combination no run showed is still a miss."""
+    own = [order_run(1, False, False)]
+    _spec, alone = learned(own)
+    assert "order['express'] is False" in alone and "order['prepaid'] is False" in alone
+    kindly = (order_run(2, True, False, "Kindly cancel"), order_run(3, False, True, "Kindly cancel"))
+    spec, body = learned(own, evidence=kindly)
+    assert spec.evidence == tuple(r.hash for r in kindly)
+    assert "(order['express'], order['prepaid']) in ((False, False), (False, True), (True, False))" in body, body
+    assert "order['express'] is False" not in body
+
+
 def test_skills_of_one_request_by_two_routes_share_a_route_key() -> None:
     by_email, _ = learned([run(1, "Austin", False, False)])
     by_phone, _ = learned([PHONE_RUNS[0]])
