@@ -4,6 +4,7 @@ The skeleton is ``templates/skill.py.j2`` (jinja2, ``StrictUndefined``); every
 value from a run enters the code through ``repr``; the result is parsed at once
 (Python's own parser: a tenth of libcst's time on a large skill), so a render that
 is not valid Python never leaves this module. Skill files are read back with libcst.
+A function's body is tidied last (``_tidy``): each check once, an element picked once.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from ._policy import RESERVED
 from ._values import EACH, var_names, walk_exprs
 from ._spec import taken_from, At, Const, DictOf, Each, Early, Expr, Fmt, Guard, Join, Len, ListOf, Neg, Param, Ref, Select, SkillSpec, Update, Where
 from ._template import PHRASING, UNUSED, Slot
+from ._tidy import named, once
 from ._variants import file_phrasings, file_runs
 from ._version import __version__
 
@@ -455,6 +457,14 @@ class _Renderer:
 
     def free(self, name: str) -> str:
         """``name``, or ``name_2``, ``name_3``...: one no parameter, result, item, tool or helper has."""
+        taken = self.taken()
+        out, k = name, 2
+        while out in taken:
+            out, k = f"{name}_{k}", k + 1
+        return out
+
+    def taken(self) -> set[str]:
+        """The names a parameter, result, item, tool or helper of the skill has."""
         spec = self.spec
         taken = RESERVED | {s.name for s in spec.slots} | {p.name for s in spec.slots for p in s.parts} | set(self.vars.values())
         steps = [*spec.steps, *(st for e in spec.early for st in e.steps)]
@@ -462,10 +472,7 @@ class _Renderer:
         taken |= {i for i, _o in spec.instances}
         taken |= {r.qualname.rsplit(".", 1)[-1] for r in spec.tools.values()} | set(spec.tools)
         taken |= {n for st in steps for _k, top in st.args for e in walk_exprs(top) if isinstance(e, Each) for n in var_names(e.var)}
-        out, k = name, 2
-        while out in taken:
-            out, k = f"{name}_{k}", k + 1
-        return out
+        return taken
 
     def guards(self, i: int, guards: tuple[Guard, ...]) -> list[str]:
         """The lines of ``guards`` on the result of step ``i``."""
@@ -869,33 +876,7 @@ def _body(spec: SkillSpec) -> list[str]:
                 body.extend(r.guards(k, spec.steps[k].guards))
     note = _constant_note(spec.output)
     body.append(f"return {r.expr(spec.output)}{f'  # {note}' if note else ''}")
-    return _once(body)
-
-
-def _once(lines: list[str]) -> list[str]:
-    """``lines`` less each ``require`` whose condition one before it already checked on the way there.
-
-    Facts of different kinds can say one thing (``stock['available']`` is 0 and is zero; a list
-    is empty and has 0 elements): the second check could not fail, and a reviewer reads it twice.
-    A check inside an ``if`` block holds only there; the blocks of a function all return.
-    """
-    out: list[str] = []
-    checked: list[tuple[int, set[str]]] = [(0, set())]  # (indent, conditions checked) per block open here
-    for line in lines:
-        indent = len(line) - len(line.lstrip(" "))
-        while len(checked) > 1 and indent < checked[-1][0]:
-            checked.pop()
-        if indent > checked[-1][0]:
-            checked.append((indent, set()))
-        stripped = line.strip()
-        if stripped.startswith("require("):
-            call = ast.parse(stripped, mode="eval").body
-            cond = ast.dump(call.args[0]) if isinstance(call, ast.Call) and call.args else stripped
-            if any(cond in seen for _i, seen in checked):
-                continue
-            checked[-1][1].add(cond)
-        out.append(line)
-    return out
+    return named(once(body), r.taken())
 
 
 def _summary(spec: SkillSpec) -> str:

@@ -104,7 +104,8 @@ def test_two_answers_after_a_write_branch_on_the_record_the_payment_names_not_on
     source = render_skill(spec)
     body = source.split("def pay_order", 1)[1]
     branch = body.split("pay_with_result = pay_with(", 1)[1].split("\n    if ", 1)[1].split("\n", 1)[0]
-    assert branch.startswith("(pick(user_2['methods'], 'id', order['payments'][0]['method_id'])['source']) in ("), branch
+    assert branch.startswith("(method['source']) in ("), branch  # the method the order was paid with, picked once before
+    assert "    method = pick(user_2['methods'], 'id', order['payments'][0]['method_id'])\n" in body
     assert prove_all(source, spec, runs) is None
     # worlds like each group's runs': answered as the agent answers them
     assert served_or_handed_over(source, spec, moved("cy", 13, "TX", "gift_card", amount=55.0))

@@ -223,7 +223,7 @@ def test_a_condition_two_facts_say_alike_is_checked_once() -> None:
 def test_a_check_inside_a_branch_holds_only_there() -> None:
     """A condition a branch checked is checked again after it (the branch returned; the way on did not
     check it), and one checked before the branch is not checked again inside it."""
-    from skillforge._codegen import _once
+    from skillforge._tidy import once as _once
 
     lines = [
         "x = read()",
@@ -237,7 +237,7 @@ def test_a_check_inside_a_branch_holds_only_there() -> None:
         "write(",
         "    y=x['c'],",
         ")",
-        "require(x['c']  ==  0, 'c is zero')",
+        "require(x['c'] == 0, 'c is zero')",
         "return 'done'",
     ]
     assert _once(lines) == [
@@ -252,3 +252,96 @@ def test_a_check_inside_a_branch_holds_only_there() -> None:
         ")",
         "return 'done'",
     ]
+
+
+# -- an element picked once ---------------------------------------------------------------
+
+
+def test_an_element_picked_on_every_line_is_picked_once_into_a_name() -> None:
+    """The committed out-of-stock skill picks the ordered item once, where it first needs it (the stock
+    read's argument), and says ``item`` after; the guards' messages still name the whole expression."""
+    source = (REPO / "skills" / "replace_order_broke.py").read_text()
+    body = source.split("def replace_order_broke", 1)[1]
+    code = [line.split(', "', 1)[0] for line in body.splitlines()]  # a require's condition, not its message
+    assert [line.strip() for line in code if "pick(" in line] == ["item = pick(order['items'], 'name', item_name)"]
+    assert "    stock = get_stock(sku=item['sku'])" in body
+    assert "\"pick(order['items'], 'name', item_name)['price'] is positive, as when learned\"" in body
+
+
+def test_a_pick_is_named_only_where_the_code_would_make_it_anyway() -> None:
+    from skillforge._tidy import named
+
+    lines = [
+        "order = get_order(order_id=order_id)",
+        "require(item_name not in values(order, 'items', '*', 'name') or pick(order['items'], 'name', item_name)['qty'] > 0, 'a')",
+        "if pick(order['items'], 'name', item_name)['status'] == 'returned':  # as the runs that stopped here saw it",
+        "    require(pick(order['items'], 'name', item_name)['qty'] == 1, 'b')",
+        "    return 'already'",
+        "require([pick(order['items'], 'name', n)['sku'] for n in names] != [], 'c')",
+        "ship(",
+        "    sku=pick(order['items'], 'name', item_name)['sku'],",
+        "    name=pick(order['items'], 'name', item_name)['name'],",
+        ")",
+        "return f\"Shipped {pick(order['items'], 'name', item_name)['name']}.\"",
+    ]
+    assert named(lines, {"item"}) == [
+        "order = get_order(order_id=order_id)",
+        # behind ``or``: picked only where the item is there, so it stays
+        "require(item_name not in values(order, 'items', '*', 'name') or pick(order['items'], 'name', item_name)['qty'] > 0, 'a')",
+        # the branch's test picks it whatever happens: named just before, and used inside and after
+        "item_2 = pick(order['items'], 'name', item_name)",
+        "if item_2['status'] == 'returned':  # as the runs that stopped here saw it",
+        "    require(item_2['qty'] == 1, 'b')",
+        "    return 'already'",
+        # a comprehension's own name keeps the expression
+        "require([pick(order['items'], 'name', n)['sku'] for n in names] != [], 'c')",
+        "ship(",
+        "    sku=item_2['sku'],",
+        "    name=item_2['name'],",
+        ")",
+        "return f\"Shipped {item_2['name']}.\"",
+    ]
+
+
+def test_a_pick_named_inside_a_branch_is_named_there_only() -> None:
+    from skillforge._tidy import named
+
+    lines = [
+        "user = get_user(username=username)",
+        "if user['locked']:  # as the runs that stopped here saw it",
+        "    require(pick(user['payment_methods'], 'id', pm)['kind'] == 'card', 'a')",
+        "    require(pick(user['payment_methods'], 'id', pm)['ok'] is True, 'b')",
+        "    return 'locked'",
+        "require(pick(user['payment_methods'], 'id', pm)['kind'] == 'gift', 'c')",
+        "pay(amount=pick(user['payment_methods'], 'id', pm)['balance'])",
+        "require(pick(user['addresses'], 'id', a)['zip'] == '1', 'd')",
+        "return 'paid'",
+    ]
+    assert named(lines, set()) == [
+        "user = get_user(username=username)",
+        "if user['locked']:  # as the runs that stopped here saw it",
+        "    payment_method = pick(user['payment_methods'], 'id', pm)",
+        "    require(payment_method['kind'] == 'card', 'a')",
+        "    require(payment_method['ok'] is True, 'b')",
+        "    return 'locked'",
+        "payment_method_2 = pick(user['payment_methods'], 'id', pm)",
+        "require(payment_method_2['kind'] == 'gift', 'c')",
+        "pay(amount=payment_method_2['balance'])",
+        "require(pick(user['addresses'], 'id', a)['zip'] == '1', 'd')",  # picked once: as it was
+        "return 'paid'",
+    ]
+
+
+def test_an_answer_that_says_the_picks_text_keeps_its_words() -> None:
+    """An f-string whose words say what its expression says: only the expression is named (before
+    Python 3.12 the position ``ast`` gives may be the words'; then the expression stays as it was)."""
+    import ast
+
+    from skillforge._tidy import named
+
+    said = "return f\"pick(order['items'], 'name', item_name) is {pick(order['items'], 'name', item_name)['name']}\""
+    lines = ["order = get_order(order_id=order_id)", "ship(sku=pick(order['items'], 'name', item_name)['sku'])", said]
+    out = named(lines, set())
+    assert out[:3] == ["order = get_order(order_id=order_id)", "item = pick(order['items'], 'name', item_name)", "ship(sku=item['sku'])"]
+    assert out[3] in (said, "return f\"pick(order['items'], 'name', item_name) is {item['name']}\"")
+    ast.parse("\n".join(out))

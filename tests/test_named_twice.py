@@ -205,4 +205,4 @@ def test_facts_of_an_element_a_write_changed_stay_guards_where_another_write_fol
     tools = {**MODIFY_TOOLS, "notify": ToolRef(module="shop", qualname="notify", params=("order_id",))}
     spec, source = learned([run.model_copy(update={"calls": [*run.calls, notify], "tools": tools})])
     between = source.split("modify_result = modify(", 1)[1].split("notify(", 1)[0]
-    assert "pick(modify_result['items'], 'name', item_name)['price'] > 0" in between
+    assert "item_2 = pick(modify_result['items'], 'name', item_name)" in between and "require(item_2['price'] > 0" in between

@@ -1,0 +1,222 @@
+"""A rendered function body, tidied for its reviewer. Pure.
+
+Codegen writes each guard and argument from the facts it stands for, one at a time, so two facts
+can render to one check, and an element a task value picks from a list is picked again wherever it
+is used. Two passes over the body's lines fix that; neither changes what the code does, only how
+often it says it:
+
+- ``once``: a ``require`` whose condition one before it on the same path already checked is not
+  written again (``stock['available']`` is 0, and is zero);
+- ``named``: an element picked twice or more on one path is picked once, into a name
+  (``item = pick(order['items'], 'name', item_name)``), where the code would first pick it
+  anyway, and used by that name after. Guard messages keep the whole expression: a reason read in
+  a handover names what it checked without the code around it.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections import Counter
+from collections.abc import Iterator
+
+__all__ = ["named", "once"]
+
+_INDENT = "    "
+_WORD = re.compile(r"[A-Za-z_]\w*")
+_STRING = re.compile(r"'(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\"")  # a one-line literal, as repr writes it
+# plural endings of a list's key, and the singular each names an element by ("items" -> "item")
+_SINGULAR = (("ies", "y"), ("sses", "ss"), ("uses", "us"), ("xes", "x"), ("ches", "ch"), ("shes", "sh"), ("s", ""))
+
+
+def once(lines: list[str]) -> list[str]:
+    """``lines`` less each ``require`` whose condition one before it already checked on the way there.
+
+    Facts of different kinds can say one thing (``stock['available']`` is 0 and is zero; a list
+    is empty and has 0 elements): the second check could not fail, and a reviewer reads it twice.
+    A check inside an ``if`` block holds only there; the blocks of a function all return.
+    """
+    out: list[str] = []
+    checked: list[tuple[int, set[str]]] = [(0, set())]  # (indent, conditions checked) per block open here
+    for line in lines:
+        indent = len(line) - len(line.lstrip(" "))
+        while len(checked) > 1 and indent < checked[-1][0]:
+            checked.pop()
+        if indent > checked[-1][0]:
+            checked.append((indent, set()))
+        cond = _condition(line.strip())
+        if cond is not None:
+            if any(cond in seen for _i, seen in checked):
+                continue
+            checked[-1][1].add(cond)
+        out.append(line)
+    return out
+
+
+def _condition(stmt: str) -> str | None:
+    """The condition of ``require(<condition>, <message>)``, a message codegen wrote with ``repr`` (a
+    quote inside it is escaped, so the first one unescaped from the end opens it); else None."""
+    if not stmt.startswith("require(") or not stmt.endswith("')") and not stmt.endswith('")'):
+        return None
+    quote, i = stmt[-2], len(stmt) - 3
+    while i > 0:
+        if stmt[i] == quote:
+            slashes = len(stmt[:i]) - len(stmt[:i].rstrip("\\"))
+            if not slashes % 2:
+                break
+        i -= 1
+    return stmt[len("require(") : i - 2] if stmt[i - 2 : i] == ", " else None
+
+
+def named(lines: list[str], taken: set[str]) -> list[str]:
+    """``lines`` with each element picked (``pick(...)``) twice or more on one path picked once, into a
+    name none of ``taken`` nor of the body's own names is (``item``, else ``item_2``, ...).
+
+    The name is bound just before the first statement that picks the element whatever happens
+    (not in an ``and``/``or`` operand after the first, an ``if``-expression's branch or a
+    comprehension): that statement would pick it first anyway, so a pick that fails stops the skill
+    where it did. Uses before that statement stay as they were; a name bound inside an ``if`` block
+    is used only there."""
+    if sum(line.count("pick(") for line in lines) < 2:
+        return lines
+    source = "def _f():\n" + "".join(f"{_INDENT}{line}\n" for line in lines)
+    tree = ast.parse(source)
+    binds: dict[int, list[str]] = {}  # line index -> "name = pick(...)" lines to put before it (unindented)
+    edits: dict[int, list[tuple[int, int, str]]] = {}  # line index -> (start, end, name): UTF-8 offsets in the line
+    names = set(taken) | set(_WORD.findall(_STRING.sub("''", source)))  # the body's own names (a text's words are not)
+
+    def fresh(base: str) -> str:
+        out, k = base, 2
+        while out in names:
+            out, k = f"{base}_{k}", k + 1
+        names.add(out)
+        return out
+
+    rows = [line.encode() for line in source.splitlines()]
+
+    def text(node: ast.AST) -> str:
+        if node.lineno == node.end_lineno:  # type: ignore[attr-defined]
+            return rows[node.lineno - 1][node.col_offset : node.end_col_offset].decode()  # type: ignore[attr-defined]
+        return ast.unparse(node)
+
+    def picks(node: ast.AST, deep: bool = False) -> list[tuple[ast.Call, bool]]:
+        if not any(b"pick(" in row for row in rows[node.lineno - 1 : node.end_lineno]):  # type: ignore[attr-defined]
+            return []
+        return list(_picks(node, rows, deep))
+
+    def inside(node: ast.Call, env: dict[str, str]) -> str:
+        """The text of ``node`` with the elements named in ``env`` it picks from by their names."""
+        said = text(node)
+        if node.lineno != node.end_lineno:  # type: ignore[attr-defined]
+            return said
+        spans = [(m.col_offset - node.col_offset, m.end_col_offset - node.col_offset, env[t])  # type: ignore[operator]
+                 for m, _e in _picks(node, rows) if m is not node and (t := text(m)) in env and m.lineno == m.end_lineno]
+        data = said.encode()
+        for start, end, name in sorted(_outermost(spans), reverse=True):
+            data = data[:start] + name.encode() + data[end:]
+        return data.decode()
+
+    def block(stmts: list[ast.stmt], env: dict[str, str]) -> None:
+        env = dict(env)
+        every = [[text(n) for n, _e in picks(s, deep=True)] for s in stmts]
+        rest = Counter(t for said in every for t in said)  # picks from this statement on
+        for stmt, said_here in zip(stmts, every, strict=True):
+            own = picks(stmt.test) if isinstance(stmt, ast.If) else picks(stmt)
+            for node, eager in own:
+                said = text(node)
+                if said not in env and eager and rest[said] >= 2:
+                    bound = inside(node, env)  # what it picks from may be a named element's
+                    env[said] = fresh(_element_name(node))
+                    binds.setdefault(stmt.lineno - 2, []).append(f"{env[said]} = {bound}")
+                if said in env and node.lineno == node.end_lineno:
+                    start, end = node.col_offset - len(_INDENT), node.end_col_offset - len(_INDENT)  # type: ignore[operator]
+                    edits.setdefault(node.lineno - 2, []).append((start, end, env[said]))
+            rest.subtract(said_here)
+            if isinstance(stmt, ast.If):
+                block(stmt.body, env)
+                block(stmt.orelse, env)
+
+    block(tree.body[0].body, {})  # type: ignore[attr-defined]
+    out: list[str] = []
+    for i, line in enumerate(lines):
+        indent = line[: len(line) - len(line.lstrip(" "))]
+        out.extend(indent + bind for bind in binds.get(i, ()))
+        data = line.encode()
+        for start, end, name in sorted(_outermost(edits.get(i, [])), reverse=True):
+            data = data[:start] + name.encode() + data[end:]
+        out.append(data.decode())
+    return out
+
+
+def _picks(node: ast.AST, rows: list[bytes], deep: bool = False) -> Iterator[tuple[ast.Call, bool]]:
+    """The ``pick(...)`` calls in ``node``, each with whether it is evaluated whenever ``node`` is (not
+    behind a short circuit); none inside a comprehension or lambda (a name of the body there may mean
+    another thing), nor in an f-string where the position Python gives is not the expression's (before
+    3.12 it may point at the same text earlier in the line). ``rows``: the source's lines, as UTF-8
+    (the offsets ``ast`` gives). ``deep``: also in the blocks of an ``if``."""
+
+    def at(n: ast.expr) -> bytes:
+        return rows[n.lineno - 1][n.col_offset : n.end_col_offset] if n.lineno == n.end_lineno else b""  # type: ignore[index]
+
+    def placed(n: ast.expr) -> bool:
+        try:
+            return ast.dump(ast.parse(at(n).decode(), mode="eval").body) == ast.dump(n)
+        except (SyntaxError, UnicodeDecodeError, ValueError):
+            return False
+
+    def walk(n: ast.AST, eager: bool, quoted: bool = False) -> Iterator[tuple[ast.Call, bool]]:
+        if isinstance(n, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.Lambda, ast.Constant)):
+            return
+        if isinstance(n, ast.JoinedStr):
+            for part in n.values:
+                if isinstance(part, ast.FormattedValue) and not isinstance(part.value, ast.JoinedStr):
+                    for m, e in walk(part.value, eager, True):
+                        if placed(m):
+                            yield m, e
+            return
+        if not quoted and isinstance(n, ast.expr) and n.lineno == n.end_lineno and b"pick(" not in at(n):
+            return  # nothing picked in it (a combination's literal rows): not walked
+        if isinstance(n, ast.If) and not deep:
+            yield from walk(n.test, eager, quoted)
+            return
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "pick":
+            yield n, eager
+        if isinstance(n, ast.BoolOp):
+            yield from walk(n.values[0], eager, quoted)
+            for v in n.values[1:]:
+                yield from walk(v, False, quoted)
+        elif isinstance(n, ast.IfExp):
+            yield from walk(n.test, eager, quoted)
+            yield from walk(n.body, False, quoted)
+            yield from walk(n.orelse, False, quoted)
+        elif isinstance(n, ast.Compare):
+            yield from walk(n.left, eager, quoted)
+            for i, c in enumerate(n.comparators):
+                yield from walk(c, eager and i == 0, quoted)
+        else:
+            for child in ast.iter_child_nodes(n):
+                yield from walk(child, eager, quoted)
+
+    yield from walk(node, True)
+
+
+def _outermost(edits: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+    """Of the spans to replace in one line, those no other span holds (a pick inside a named pick's
+    arguments goes with it)."""
+    return [e for e in edits if not any(o != e and o[0] <= e[0] and e[1] <= o[1] for o in edits)]
+
+
+def _element_name(call: ast.Call) -> str:
+    """A name for the element ``call`` picks: the singular of the list's key (``items``: ``item``), or
+    ``element``."""
+    seq = call.args[0] if call.args else None
+    key = seq.slice.value if isinstance(seq, ast.Subscript) and isinstance(seq.slice, ast.Constant) else None
+    if type(key) is not str or not key.isidentifier() or key.startswith("_"):
+        return "element"
+    word = key.lower()
+    for plural, single in _SINGULAR:
+        if word.endswith(plural) and len(word) > len(plural):
+            if plural == "s" and word.endswith(("ss", "us")):  # no plural: "address", "status"
+                break
+            return word[: -len(plural)] + single
+    return f"{word}_element"
