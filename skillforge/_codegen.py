@@ -74,6 +74,7 @@ def _doc_text(text: str) -> str:
     return body
 
 
+_COMPARED = frozenset({"sign", "textsign", "cmp"})  # facts whose value in a combination is ``compare(...)``
 _SIGN_OPS = {"positive": "> 0", "zero": "== 0", "negative": "< 0"}
 
 
@@ -359,7 +360,7 @@ class _Renderer:
         if g.kind == "len":
             return f"len({target}) > 0"
         if g.kind == "sign":
-            return f"({target} > 0) - ({target} < 0)"
+            return f"compare({target})"
         if g.kind == "count":
             return f"min(len({target}), 2)"
         if g.kind == "lines":
@@ -388,10 +389,9 @@ class _Renderer:
         if g.kind == "same":
             return f"{target} == {_target(self.vars[g.value[0]], g.value[1])}"
         if g.kind == "textsign":
-            return f"(float({target}) > 0) - (float({target}) < 0)"
+            return f"compare(float({target}))"
         if g.kind == "cmp":
-            left, right = self.expr(g.value[1]), self.compared(g)
-            return f"({left} > {right}) - ({left} < {right})"
+            return f"compare({self.expr(g.value[1])}, {self.compared(g)})"
         return target
 
     def compared(self, g: Guard) -> str:
@@ -663,6 +663,8 @@ def _helpers(spec: SkillSpec) -> set[str]:
                 helpers.add("has")
             if any(f.kind == "rank" for f in facts):
                 helpers.add("rank")
+            if g.kind == "combo" and any(f.kind in _COMPARED or f.kind == "maybe" and f.value[0] in _COMPARED for f in facts):
+                helpers.add("compare")  # a sign or comparison among a combination's facts (``fact_code_of``)
             if any(_kind_of(f) == "lines" for f in facts) or (g.kind == "each" and g.value[2].kind == "lines"):
                 helpers.add("lines")
             if any(isinstance(k, Where) for f in facts for k in f.path):

@@ -43,8 +43,9 @@ __all__ = ["HELPERS", "POLICY_VERSION", "RESERVED", "SAFE_BUILTINS", "Violation"
 # version (``Forge``'s state dir) is not trusted. 2: instance names never rebound, format specs bounded.
 # 3: ``distinct`` is a helper (a name no parameter or local may take).
 # 4: a skill's variants (functions only the skill's function calls) and ``str | None`` parameters.
-POLICY_VERSION = 5
-HELPERS = frozenset({"require", "has", "check", "pick", "values", "join", "near", "rank", "updated", "distinct", "lines", "among"})
+# 6: ``compare`` is a helper.
+POLICY_VERSION = 6
+HELPERS = frozenset({"require", "has", "check", "pick", "values", "join", "near", "rank", "updated", "distinct", "lines", "among", "compare"})
 RUNTIME_MODULE = "skillforge.runtime"
 SAFE_BUILTINS = frozenset(
     {"len", "str", "int", "float", "bool", "format", "min", "max", "sum", "sorted", "any", "all", "round", "abs",

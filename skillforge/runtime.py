@@ -14,7 +14,7 @@ from ._values import one as _one
 from ._values import wanted as _wanted
 from ._tools import current_run, spend_built
 
-__all__ = ["among", "check", "distinct", "has", "join", "lines", "near", "pick", "rank", "require", "updated", "values"]
+__all__ = ["among", "check", "compare", "distinct", "has", "join", "lines", "near", "pick", "rank", "require", "updated", "values"]
 
 
 def require(condition: object, why: str) -> None:
@@ -202,6 +202,16 @@ def among(seq: object, allowed: object) -> bool:
     if type(seq) is not list:  # a guard on a list met something else: the world differs from the runs'
         raise GuardFailed(f"expected a list of codes, got {type(seq).__name__}")
     return all(type(e) is str and e in allowed for e in seq)
+
+
+def compare(a: object, b: object = 0) -> int:
+    """-1, 0 or 1 as ``a`` is less than, equal to or more than ``b``; with no ``b``, the sign of ``a``.
+
+    Example:
+        >>> compare(2, 5), compare(5, 5), compare(-0.5)
+        (-1, 0, -1)
+    """
+    return (a > b) - (a < b)  # type: ignore[operator]
 
 
 def lines(text: object) -> int:
