@@ -663,8 +663,8 @@ def _helpers(spec: SkillSpec) -> set[str]:
                 helpers.add("has")
             if any(f.kind == "rank" for f in facts):
                 helpers.add("rank")
-            if g.kind == "combo" and any(f.kind in _COMPARED or f.kind == "maybe" and f.value[0] in _COMPARED for f in facts):
-                helpers.add("compare")  # a sign or comparison among a combination's facts (``fact_code_of``)
+            if _compares(g):
+                helpers.add("compare")
             if any(_kind_of(f) == "lines" for f in facts) or (g.kind == "each" and g.value[2].kind == "lines"):
                 helpers.add("lines")
             if any(isinstance(k, Where) for f in facts for k in f.path):
@@ -682,6 +682,25 @@ def _helpers(spec: SkillSpec) -> set[str]:
     if any(isinstance(e, Update) for top in exprs for e in walk_exprs(top)):
         helpers.add("updated")
     return helpers
+
+
+def _compares(g: Guard) -> bool:
+    """Whether ``g``'s code calls ``compare``: a sign or comparison among a combination's facts, or one
+    a guard of a field some records lack, or of every item, checks as observed (``fact_code_of``)."""
+
+    def compared(f: Guard) -> bool:
+        return f.kind in _COMPARED or f.kind == "maybe" and f.value[0] in _COMPARED
+
+    def held(f: Guard) -> bool:  # ``holds``: a sign it can say with an operator is not compared
+        return compared(f) and not (f.kind in ("sign", "textsign") and f.value in _SIGN_OPS)
+
+    if g.kind == "combo":
+        return any(compared(f) for _c, f in g.value[0])
+    if g.kind == "present":
+        return g.value[0] is not None and held(g.value[0])
+    if g.kind == "each":
+        return held(g.value[2])
+    return False
 
 
 def skill_meta(spec: SkillSpec) -> dict[str, Any]:
