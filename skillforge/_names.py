@@ -87,6 +87,8 @@ def _unnamed(a: TaskTemplate, real: set[str]) -> TaskTemplate:
     by_name = {s.name: s for s in a.slots}
     loose = {s.name for s in a.slots if s.kind == IGNORED or (s.kind in ("word", "text") and s.name not in real)}
     group = re.compile(r"\{(\w+)\}(?: \{(\w+)\})*")
+    if any(a.text.count("{" + n + "}") > 1 for n in loose):
+        return a  # a name said twice ("Jon Smith should be John Smith"): two ignored texts would not say it is one
     text, slots, taken = a.text, {n: s for n, s in by_name.items()}, set(by_name)
     for m in list(group.finditer(a.text)):
         names = re.findall(r"\{(\w+)\}", m.group())

@@ -71,3 +71,19 @@ def test_names_in_capitals_and_as_written_are_one_program() -> None:
 def test_a_word_in_mixed_case_is_not_taken_for_a_name_in_another_case() -> None:
     spec = lifted(cancel_run("Hi, I'm aArav Brown (94132). Please cancel order 7.", "Aarav", "Brown", "94132", "7"))
     assert "{first_name}" not in spec.template  # "aArav" is not the name written in capitals or lower case
+
+
+def test_a_name_said_twice_stays_a_slot_when_its_text_meets_a_run_that_named_no_one() -> None:
+    """"the passenger Jon Smith should be John Smith": the last name is one slot said twice. Met with a
+    run whose names stayed text, it does not become ignored text in two places (that would no longer say
+    both are one name): the two stay apart, and learning goes on (it raised KeyError)."""
+    from skillforge._template import Slot
+
+    said = TaskTemplate(
+        "Fix booking {reservation_id}: the passenger {passenger_first_name} {last_name} should be {first_name} {last_name}.",
+        [Slot("reservation_id", "id", "str", None, "9A"), Slot("passenger_first_name", "word", "str", None, "Aa"),
+         Slot("last_name", "word", "str", None, "Aa"), Slot("first_name", "word", "str", None, "Aa")],
+    )
+    plain = TaskTemplate("Fix booking {reservation_id}: the passenger Jon Smith should be John Smith.",
+                         [Slot("reservation_id", "id", "str", None, "9A")])
+    assert generalize(said, plain) is None
