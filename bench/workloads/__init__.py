@@ -16,12 +16,14 @@ A workload is a module exposing:
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Sequence
+import sqlite3
+import tempfile
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-__all__ = ["Task", "Workload", "load", "stream"]
+__all__ = ["Task", "Workload", "difference", "load", "pristine", "stream"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,3 +72,38 @@ def stream(wl: Workload, days: int | None = None) -> list[Task]:
     if days < 1:
         raise ValueError(f"days={days}: a stream has at least one day")
     return [t for t in wl.tasks(days=days) if t.day <= days]
+
+
+Rows = dict[str, frozenset[tuple[Any, ...]]]
+
+
+def _rows(path: str | Path) -> Rows:
+    """Every table's rows in the SQLite world at ``path``."""
+    conn = sqlite3.connect(str(path))
+    try:
+        tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%'")]
+        return {t: frozenset(conn.execute(f"SELECT * FROM {t}")) for t in tables}
+    finally:
+        conn.close()
+
+
+def pristine(make_world: Callable[[Path], None]) -> Rows:
+    """Every table's rows in a fresh world that ``make_world`` makes (cache it: a world is made each call)."""
+    with tempfile.TemporaryDirectory(prefix="world-") as tmp:
+        path = Path(tmp) / "fresh.sqlite3"
+        make_world(path)
+        return _rows(path)
+
+
+def difference(path: str | Path, fresh: Mapping[str, frozenset[tuple[Any, ...]]]) -> dict[str, list[list[Any]]]:
+    """The world at ``path`` as its difference from ``fresh`` (``pristine``), table by table, sorted:
+    ``table`` lists the rows it has that a fresh world lacks, ``table (removed)`` the rows of a fresh
+    world it lacks. Two worlds in the same state give equal differences, and a difference stays small
+    where a whole world (thousands of rows) is slow to compare."""
+    now = _rows(path)
+    out: dict[str, list[list[Any]]] = {}
+    for table, rows in sorted(fresh.items()):
+        current = now.get(table, frozenset())
+        out[table] = sorted((list(r) for r in current - rows), key=repr)
+        out[f"{table} (removed)"] = sorted((list(r) for r in rows - current), key=repr)
+    return out

@@ -38,7 +38,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from . import Task
+from . import Task, difference, pristine
 
 __all__ = [
     "READS", "TOOLBOX", "TOOLS", "agent", "calculate", "cancel_pending_order", "exchange_delivered_order_items",
@@ -149,37 +149,13 @@ def snapshot(path: str | Path) -> dict[str, list[list[Any]]]:
     equal snapshots and two in different states different ones; the snapshot stays small (a full
     one is ~9,000 rows, which makes comparing two of them row by row slow).
     """
-    conn = sqlite3.connect(str(path))
-    try:
-        now = _rows(conn)
-    finally:
-        conn.close()
-    out: dict[str, list[list[Any]]] = {}
-    for table, rows in sorted(_pristine().items()):
-        current = now.get(table, set())
-        out[table] = sorted((list(r) for r in current - rows), key=repr)
-        out[f"{table} (removed)"] = sorted((list(r) for r in rows - current), key=repr)
-    return out
-
-
-def _rows(conn: sqlite3.Connection) -> dict[str, set[tuple[Any, ...]]]:
-    tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%'")]
-    return {t: set(conn.execute(f"SELECT * FROM {t}")) for t in tables}
+    return difference(path, _pristine())
 
 
 @cache
 def _pristine() -> dict[str, frozenset[tuple[Any, ...]]]:
     """Every table's rows in a fresh world."""
-    import tempfile
-
-    with tempfile.TemporaryDirectory(prefix="retail-") as tmp:
-        path = Path(tmp) / "fresh.sqlite3"
-        make_world(path)
-        conn = sqlite3.connect(str(path))
-        try:
-            return {t: frozenset(rows) for t, rows in _rows(conn).items()}
-        finally:
-            conn.close()
+    return pristine(make_world)
 
 
 def _conn() -> sqlite3.Connection:
