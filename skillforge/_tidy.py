@@ -132,9 +132,8 @@ def named(lines: list[str], taken: set[str]) -> list[str]:
                     start, end = node.col_offset - len(_INDENT), node.end_col_offset - len(_INDENT)  # type: ignore[operator]
                     edits.setdefault(node.lineno - 2, []).append((start, end, env[said]))
             rest.subtract(said_here)
-            if isinstance(stmt, ast.If):
+            if isinstance(stmt, ast.If):  # an ``else`` (codegen writes none) keeps its picks as they are
                 block(stmt.body, env)
-                block(stmt.orelse, env)
 
     block(tree.body[0].body, {})  # type: ignore[attr-defined]
     out: list[str] = []
@@ -146,6 +145,10 @@ def named(lines: list[str], taken: set[str]) -> list[str]:
             data = data[:start] + name.encode() + data[end:]
         out.append(data.decode())
     return out
+
+
+# statements whose bodies may bind names or run more than once (codegen writes none of them): not walked
+_OPAQUE = (ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
 def _picks(node: ast.AST, rows: list[bytes], deep: bool = False) -> Iterator[tuple[ast.Call, bool]]:
@@ -165,7 +168,7 @@ def _picks(node: ast.AST, rows: list[bytes], deep: bool = False) -> Iterator[tup
             return False
 
     def walk(n: ast.AST, eager: bool, quoted: bool = False) -> Iterator[tuple[ast.Call, bool]]:
-        if isinstance(n, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.Lambda, ast.Constant)):
+        if isinstance(n, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.Lambda, ast.Constant, *_OPAQUE)):
             return
         if isinstance(n, ast.JoinedStr):
             for part in n.values:

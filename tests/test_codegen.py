@@ -345,3 +345,22 @@ def test_an_answer_that_says_the_picks_text_keeps_its_words() -> None:
     assert out[:3] == ["order = get_order(order_id=order_id)", "item = pick(order['items'], 'name', item_name)", "ship(sku=item['sku'])"]
     assert out[3] in (said, "return f\"pick(order['items'], 'name', item_name) is {item['name']}\"")
     ast.parse("\n".join(out))
+
+
+def test_a_pick_in_a_loop_or_an_else_is_left_as_it_is() -> None:
+    """Codegen writes no ``for`` statement and no ``else``; a hand-written one is not tidied into a
+    name bound outside the loop (its pick may use the loop's name) or before an ``else``."""
+    from skillforge._tidy import named
+
+    lines = [
+        "order = get_order(order_id=order_id)",
+        "for n in names:",
+        "    require(pick(order['items'], 'name', n)['qty'] > 0, 'a')",
+        "    require(pick(order['items'], 'name', n)['qty'] < 9, 'b')",
+        "if order['x']:",
+        "    return 'x'",
+        "else:",
+        "    require(pick(order['items'], 'name', item_name)['qty'] > 0, 'c')",
+        "    return pick(order['items'], 'name', item_name)['name']",
+    ]
+    assert named(lines, set()) == lines
