@@ -74,6 +74,7 @@ def _doc_text(text: str) -> str:
     return body
 
 
+_OPERATOR = {1: ">", 0: "==", -1: "<"}  # a sign, as the comparison that has it
 _COMPARED = frozenset({"sign", "textsign", "cmp"})  # facts whose value in a combination is ``compare(...)``
 _SIGN_OPS = {"positive": "> 0", "zero": "== 0", "negative": "< 0"}
 
@@ -247,6 +248,8 @@ class _Renderer:
                 codes = [self.fact_code(var_of, fact) for var_of, fact in facts]
                 if worded:  # phrasings whose words set no condition also take worlds other such words were seen in
                     return self._worded(facts, codes, seen, *worded[0])
+                if len(codes) == 1 and len(seen) == 1 and (said := self.operated(facts[0][0], facts[0][1], seen[0][0])):
+                    return f"require({said}, {f'{said}, as when learned'!r})"
                 if len(codes) == 1:  # one fact: the values the runs showed
                     kind = _kind_of(facts[0][1])
                     shown = [_literal(kind, c[0]) for c in seen]
@@ -345,6 +348,17 @@ class _Renderer:
             why += f"; or {lhs} is a combination some learned run showed"
         return f"require({said}, {why!r})"
 
+    def operated(self, call: int, fact: Guard, value: Any) -> str | None:
+        """A sign or comparison that took one value, said with its operator (``item['qty'] > stock['available']``),
+        or None for any other fact."""
+        op = _OPERATOR.get(_AS_COMPUTED.get(fact.kind, {}).get(value, value)) if _operated(fact, (value,)) else None
+        if op is None:
+            return None
+        target = _target(self.vars[call], fact.path)
+        left, right = {"cmp": (self.expr(fact.value[1]), self.compared(fact)), "sign": (target, "0")}.get(
+            fact.kind, (f"float({target})", "0"))
+        return f"{left} {op} {right}"
+
     def fact_code(self, call: int, g: Guard) -> str:
         """The expression whose value a fact records (for a combination of facts)."""
         return self.fact_code_of(self.vars[call], g)
@@ -421,6 +435,8 @@ class _Renderer:
                 cond = code if values[0] else f"not ({code})"
             elif values == [None]:  # a value there or none
                 cond = f"{code} is None" if " " not in code else f"({code}) is None"
+            elif len(values) == 1 and (said := self.operated(call, fact, values[0])) is not None:
+                cond = said
             else:
                 cond = f"({code}) in ({', '.join(_literal(fact.kind, v) for v in values)}{',' if len(values) == 1 else ''})"
         reach = []  # an element a fact takes by position must be there, or the runs' world is not this one
@@ -684,6 +700,12 @@ def _helpers(spec: SkillSpec) -> set[str]:
     return helpers
 
 
+def _operated(fact: Guard, values: tuple[Any, ...]) -> bool:
+    """Whether ``fact``, a sign or comparison, took the one value ``values`` holds: said with an operator
+    (``_Renderer.operated``), no ``compare``."""
+    return fact.kind in _COMPARED and len(values) == 1 and _AS_COMPUTED.get(fact.kind, {}).get(values[0], values[0]) in _OPERATOR
+
+
 def _compares(g: Guard) -> bool:
     """Whether ``g``'s code calls ``compare``: a sign or comparison among a combination's facts, or one
     a guard of a field some records lack, or of every item, checks as observed (``fact_code_of``)."""
@@ -695,7 +717,8 @@ def _compares(g: Guard) -> bool:
         return compared(f) and not (f.kind in ("sign", "textsign") and f.value in _SIGN_OPS)
 
     if g.kind == "combo":
-        return any(compared(f) for _c, f in g.value[0])
+        facts, seen = g.value[0], g.value[1]
+        return any(compared(f) for _c, f in facts) and not (len(facts) == 1 and _operated(facts[0][1], seen[0] if len(seen) == 1 else ()))
     if g.kind == "present":
         return g.value[0] is not None and held(g.value[0])
     if g.kind == "each":

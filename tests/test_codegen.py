@@ -364,3 +364,12 @@ def test_a_pick_in_a_loop_or_an_else_is_left_as_it_is() -> None:
         "    return pick(order['items'], 'name', item_name)['name']",
     ]
     assert named(lines, set()) == lines
+
+
+def test_a_comparison_that_took_one_value_reads_as_its_operator() -> None:
+    """The demo's out-of-stock branch is the runs where the quantity ordered exceeded the stock: it reads
+    ``item['qty'] > stock['available']``; where comparisons combine with other facts they read ``compare``."""
+    source = (REPO / "skills" / "replace_order_broke.py").read_text()
+    assert "    if item['qty'] > stock['available']:  # as the runs that stopped here saw it\n" in source
+    assert "compare(item['price'], stock['available'])" in source and "import compare, " in source
+    assert "(a > b) - (a < b)" not in source and ") - (" not in source
