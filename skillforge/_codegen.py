@@ -351,13 +351,13 @@ class _Renderer:
     def operated(self, call: int, fact: Guard, value: Any) -> str | None:
         """A sign or comparison that took one value, said with its operator (``item['qty'] > stock['available']``),
         or None for any other fact."""
-        op = _OPERATOR.get(_AS_COMPUTED.get(fact.kind, {}).get(value, value)) if _operated(fact, (value,)) else None
-        if op is None:
+        if not _operated(fact, (value,)):
             return None
+        op = _OPERATOR[_AS_COMPUTED.get(fact.kind, {}).get(value, value)]
+        if fact.kind == "cmp":
+            return f"{self.expr(fact.value[1])} {op} {self.compared(fact)}"
         target = _target(self.vars[call], fact.path)
-        left, right = {"cmp": (self.expr(fact.value[1]), self.compared(fact)), "sign": (target, "0")}.get(
-            fact.kind, (f"float({target})", "0"))
-        return f"{left} {op} {right}"
+        return f"{target if fact.kind == 'sign' else f'float({target})'} {op} 0"
 
     def fact_code(self, call: int, g: Guard) -> str:
         """The expression whose value a fact records (for a combination of facts)."""

@@ -373,3 +373,17 @@ def test_a_comparison_that_took_one_value_reads_as_its_operator() -> None:
     assert "    if item['qty'] > stock['available']:  # as the runs that stopped here saw it\n" in source
     assert "compare(item['price'], stock['available'])" in source and "import compare, " in source
     assert "(a > b) - (a < b)" not in source and ") - (" not in source
+
+
+def test_a_sign_that_took_one_value_reads_as_its_operator() -> None:
+    """A sign, of a number or of a number written as text, that took one value: its operator against 0."""
+    from skillforge._codegen import _Renderer
+    from skillforge._spec import Guard
+
+    traj = Trajectory.from_json((GOLDEN / "selection_by_task" / "run.json").read_text())
+    verdict = compile_run(traj)
+    assert isinstance(verdict, Compiled)
+    r = _Renderer(verdict.spec)
+    assert r.operated(0, Guard("sign", ("total",), "positive"), "positive") == "order['total'] > 0"
+    assert r.operated(0, Guard("textsign", ("total",), "zero"), "zero") == "float(order['total']) == 0"
+    assert r.operated(0, Guard("eq", ("status",), "x"), "x") is None
