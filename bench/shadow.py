@@ -89,6 +89,9 @@ class ShadowReport:
     several: Counter[str] = field(default_factory=Counter)  # messages of several requests (kind ``SEVERAL``), by what became of them
     several_by_day: dict[int, Counter[str]] = field(default_factory=dict)  # day -> the same, to see composition grow
     seconds: float = 0.0
+    requires: list[int] = field(default_factory=list)  # require(...) lines per skill file written, sorted
+    probe_runs: int = 0  # agent runs made by probes (each a model request, as the agent's one per task)
+    probe_requests: int = 0  # the model requests those reported (0 for agents that report none)
 
     @property
     def requests_saved(self) -> int:
@@ -140,12 +143,15 @@ def _apply(path: Path, statements: tuple[str, ...]) -> None:
 
 
 def run(
-    workload: Workload | str = "helpdesk", *, days: int | None = None, workdir: Path | None = None, run_log: bool = False
+    workload: Workload | str = "helpdesk", *, days: int | None = None, workdir: Path | None = None, run_log: bool = False,
+    probes: int = 0,
 ) -> ShadowReport:
     """Run the stream through ``forge.solve()`` and through the agent alone; compare each task.
 
     With ``run_log`` the forge keeps its run log under ``workdir / "state"``, and each task a skill
-    served has its verdict recorded there (``RunLog.record_shadow``)."""
+    served has its verdict recorded there (``RunLog.record_shadow``). With ``probes`` the forge probes
+    each skill it learns or widens with that many agent runs (``Forge(probes=...)``), right after the
+    task (in step, not in the background), and the report counts them."""
     if run_log and workdir is None:
         raise ValueError("run_log=True keeps the log under workdir: pass a workdir, or it is deleted with the run")
     wl = load(workload) if isinstance(workload, str) else workload
@@ -160,7 +166,8 @@ def run(
         root.mkdir(parents=True, exist_ok=True)
         main, shadow = root / "main.sqlite3", root / "shadow.sqlite3"
         wl.make_world(main)
-        forge = Forge(skills_dir=root / "skills", state_dir=root / "state", agent=wl.agent, run_log=run_log)
+        forge = Forge(skills_dir=root / "skills", state_dir=root / "state", agent=wl.agent, run_log=run_log, probes=probes,
+                      probes_per_hour=10**6, background_probes=False)  # a day of the stream takes seconds: no hourly cap
         saved = dict(wl.TOOLBOX)
         for f in wl.TOOLS:  # register the module's functions; the agent calls the wrappers (recorded in solve())
             wl.TOOLBOX[f.__name__] = forge.tool(read=f.__name__ in wl.READS)(f)
@@ -193,12 +200,16 @@ def run(
                 if forge.runlog is not None and not isinstance(result, Exception):
                     wrong = bool(diff) or result.output != alone
                     forge.runlog.record_shadow(result, wrong=wrong, detail=_detail(result.output, alone, diff) if wrong else None)
+                if probes:
+                    forge.probe()  # stand-ins answer every call: the worlds are not touched
         finally:
             wl.TOOLBOX.clear()
             wl.TOOLBOX.update(saved)
             if forge.runlog is not None:
                 forge.runlog.close()
         report.skills_written = sorted(p.stem for p in (root / "skills").glob("*.py") if p.stem != "__init__")
+        report.requires = sorted((root / "skills" / f"{n}.py").read_text().count("require(") for n in report.skills_written)
+        report.probe_runs, report.probe_requests = forge.prober.made, forge.prober.requests
         held = {skill.name: [forge.library.load_run(h) for h in skill.runs] for skill in forge.skills()}
         for name, keys in sorted(_intents(held, stream).items()):  # which intents each file serves
             report.files_by_kind.update({kind for kind, _route in keys})
@@ -317,6 +328,14 @@ def _tally(report: ShadowReport, i: int, task: Task, result: Any, alone: Any, di
         report.composed_wrong += composed
 
 
+def _median(xs: list[int]) -> float:
+    if not xs:
+        return 0
+    ys = sorted(xs)
+    mid = len(ys) // 2
+    return ys[mid] if len(ys) % 2 else (ys[mid - 1] + ys[mid]) / 2
+
+
 def render(r: ShadowReport) -> str:
     """The report as text: totals, a table by kind, and every wrong replay."""
     wrong_by = Counter(m.source for m in r.wrong_replays)
@@ -330,7 +349,9 @@ def render(r: ShadowReport) -> str:
         f"  agent-vs-agent mismatches:      {len(r.agent_mismatches)} (harness/agent non-determinism; should be 0)",
         f"  solve() errors / crashes:       {r.errors} / {len(r.crashes)}",
         f"  skill files written:            {len(r.skills_written)} (from {r.learned} learning solves)",
-        f"  model requests saved:           {r.requests_saved} (1 per task served fully by a skill)",
+        f"  model requests saved:           {r.requests_saved} (1 per task served fully by a skill)"
+        + (f"; probes made {r.probe_runs} agent runs, so {r.requests_saved - r.probe_runs} net" if r.probe_runs else ""),
+        f"  require(...) per skill file:    median {_median(r.requires)}, max {max(r.requires, default=0)}",
         f"  composed of clause skills:      {sum(r.composed.values())} served"
         + (f" ({', '.join(f'{n} by {k}' for k, n in sorted(r.composed.items()))})" if r.composed else "")
         + f", {r.composed_handed_over} handed over by a clause's skill, {r.composed_wrong} wrong",
@@ -378,6 +399,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check-agent", action="store_true", help="first check the agent alone is deterministic")
     parser.add_argument("--run-log", action="store_true",
                         help="keep the run log in WORKDIR/state with each skill-served task's verdict (skillforge report --log)")
+    parser.add_argument("--probes", type=int, default=0, help="probe runs per skill learned or widened (0: no probes)")
     parser.add_argument("-v", "--verbose", action="store_true")
     args = parser.parse_args(argv)
     if args.run_log and args.workdir is None:
@@ -389,7 +411,7 @@ def main(argv: list[str] | None = None) -> int:
         differ = agent_determinism(args.workload, days=args.days)
         sys.stdout.write(f"agent alone on two copies of each world: {len(differ)} tasks differ\n")
         sys.stdout.writelines(f"  {t}\n" for t in differ)
-    report = run(args.workload, days=args.days, workdir=args.workdir, run_log=args.run_log)
+    report = run(args.workload, days=args.days, workdir=args.workdir, run_log=args.run_log, probes=args.probes)
     sys.stdout.write(render(report) + "\n")
     return 1 if report.wrong_replays or report.crashes else 0
 

@@ -111,6 +111,8 @@ def default_forge() -> Forge:
                     embedding=settings.embedding,
                     edited=settings.edited,
                     read_again=settings.read_again,
+                    probes=settings.probes,
+                    probes_per_hour=settings.probes_per_hour,
                 )
     return _default
 

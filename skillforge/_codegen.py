@@ -282,6 +282,10 @@ class _Renderer:
             case "sign":
                 op = {"positive": "> 0", "zero": "== 0", "negative": "< 0"}[g.value]
                 return f"require({target} {op}, {f'{target} is {g.value}, as when learned'!r})"
+            case "range":  # a number whose scale probes showed not to decide, over the values they tried
+                low, high, text = g.value
+                why = f"{target} is from {low!r} to {high!r}, where the agent was seen to act alike (probed)"
+                return f"require({low!r} <= {f'float({target})' if text else target} <= {high!r}, {why!r})"
             case "agree":
                 a, b = (self.expr(e) for e in g.value)
                 why = f"{a} equals {b}, as when learned (either could be what the agent used)"
@@ -844,6 +848,7 @@ def render_skill(spec: SkillSpec) -> str:
             f" (its guards also rest on {len(spec.evidence)} run{'s' if len(spec.evidence) != 1 else ''} of the same request "
             "by another route or phrasing)" if spec.evidence else ""),
         task_doc=_doc_text(spec.task),
+        probed=[_doc_text(line) for line in spec.probed],
         imports=_imports(spec),
         meta=_meta(spec),
         name=spec.name,

@@ -12,7 +12,7 @@ import tomllib
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ._exceptions import ConfigError
 
@@ -40,6 +40,10 @@ class Settings(BaseModel):
             ``run``, run with a warning (``warn``, default) or not run (``refuse``).
         read_again / SKILLFORGE_READ_AGAIN: after each write of an agent's run, make its earlier reads of
             what the write took again, so a later request of the message is learned (default true).
+        probes / SKILLFORGE_PROBES: probe runs of the agent per skill learned or widened, to find which
+            facts decide (``0``, the default: off; see "Probes" in the README). Only for an agent whose
+            effects all go through the decorated tools.
+        probes_per_hour / SKILLFORGE_PROBES_PER_HOUR: at most this many probe runs in an hour (default 120).
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -53,6 +57,8 @@ class Settings(BaseModel):
     embedding: Literal["hashing", "minilm"] = "hashing"
     edited: Literal["run", "warn", "refuse"] = "warn"
     read_again: bool = True
+    probes: int = Field(default=0, ge=0)
+    probes_per_hour: int = Field(default=120, ge=0)
     app: str | None = None
 
     @field_validator("app")

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import threading
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -38,6 +39,7 @@ from ._composing import Composing
 from ._explain import Explanation, explain_task
 from ._held import HeldRuns
 from ._learner import Learning, too_long
+from ._prober import ProbeBudget, Prober
 from ._loading import LOCAL_TOOLS, Loading
 from ._template import MAX_TASK_CHARS, TaskTemplate
 from ._runlog import RunLog, Stats
@@ -117,9 +119,15 @@ class Forge(Loading, Learning, Composing):
         embedding: str = "hashing",
         edited: str = "warn",
         read_again: bool = True,
+        probes: int = 0,
+        probes_per_hour: int = 120,
+        background_probes: bool = True,
     ) -> None:
         if max_skill_calls < 1 or max_skill_seconds <= 0:
             raise ValueError("max_skill_calls and max_skill_seconds must be positive")
+        for what, n in (("probes", probes), ("probes_per_hour", probes_per_hour)):
+            if type(n) is not int or n < 0:
+                raise UserError(f"{what}={n!r}: give a whole number of probe runs, 0 or more (0 turns probes off)")
         if edited not in EDITED:
             raise UserError(f"edited={edited!r}: use 'run', 'warn' or 'refuse' (what a hand-edited skill file that no "
                             "longer reproduces its recorded runs gets)")
@@ -161,6 +169,10 @@ class Forge(Loading, Learning, Composing):
         # library's thread lock, so a thread that learns (holding the library) never waits on itself,
         # and no order of the two can deadlock. Skill hits read the hot index without it.
         self._lock = self.library.mutex
+        self.prober = Prober(self, ProbeBudget(per_skill=probes, per_hour=probes_per_hour))
+        self.background_probes = background_probes
+        self._probing = threading.Lock()  # one drain of the probe queue at a time
+        self._probe_thread: threading.Thread | None = None
         for t in tools:
             self.registry.register(t)
 
@@ -168,6 +180,9 @@ class Forge(Loading, Learning, Composing):
         """Write the queued solves and let go of the open files (the run log, the metadata cache, the
         semantic index); the Forge may be used again after (they open again). ``with Forge(...) as
         forge:`` closes it at the end of the block."""
+        thread = self._probe_thread
+        if thread is not None:
+            thread.join()  # probes under way finish: what they found is written, or nothing is
         with self._lock:
             if self.runlog is not None:
                 self.runlog.close()
@@ -562,7 +577,41 @@ class Forge(Loading, Learning, Composing):
                 self.runlog.record(result)
             except Exception:
                 logger.exception("could not record a solve in the run log %s", self.runlog.path)
+        if self.background_probes and self.prober.queue:
+            self._probe_later()
         return result
+
+    # -- probes ------------------------------------------------------------------
+    def probe(self) -> list[str]:
+        """Probe the skills learned or widened since the last probes, now, within the budget
+        (``probes=`` per skill, ``probes_per_hour``); the names of the skills written again, lighter.
+
+        A Forge made with ``probes=N`` does this by itself in a background thread after each solve
+        that learned (``background_probes=True``, the default); call it to probe in step with your
+        own code instead (``background_probes=False``), as tests and benchmarks do.
+
+        Example:
+            >>> forge = Forge(agent=my_agent, probes=8, background_probes=False)  # doctest: +SKIP
+            >>> forge.solve("Refund order #1042"); forge.probe()                 # doctest: +SKIP
+            ['refund_order']
+        """
+        with self._probing:
+            return self.prober.drain()
+
+    def _probe_later(self) -> None:
+        """Drain the probe queue in a background thread, off the serving path (one at a time)."""
+        with self._lock:
+            thread = self._probe_thread
+            if thread is not None and thread.is_alive():
+                return  # it takes what was queued meanwhile
+            self._probe_thread = threading.Thread(target=self._probe_in_background, name="skillforge-probes", daemon=True)
+            self._probe_thread.start()
+
+    def _probe_in_background(self) -> None:
+        try:
+            self.probe()
+        except Exception:  # probes are evidence: a failure costs them, never a solve
+            logger.exception("probing in the background failed")
 
     def _wrote(self, calls: list[tuple[str, dict[str, Any], Any, str | None]]) -> bool:
         """Whether any of ``calls`` may have written (a write that raised may have taken effect)."""
@@ -587,6 +636,9 @@ class Forge(Loading, Learning, Composing):
         """
         try:
             self._learn_run(task, run, output, result, family)
+            if result.learned and self.prober.budget.per_skill > 0:
+                for name in result.learned.split(", "):
+                    self.prober.want(name)
         except (Exception, SkillforgeSignal) as e:
             logger.exception("learning from the run of %r failed", task)
             result.not_learned = (

@@ -325,6 +325,28 @@ class Learning:
                 return verdict
             return self._write_absorbing(spec, source, [traj], variants)
 
+    def relearn(self, name: str) -> bool:
+        """Learn skill ``name`` again from its recorded runs, as they are now (with what probes of them
+        found: ``Trajectory.probes``), and write it if it changed; True if it was written. A hand-edited
+        file is never written over."""
+        hot = self._index()
+        with self.library.lock():
+            self._sync_disk()
+            skill = hot.by_name.get(name)
+            if skill is None or skill.edited:
+                return False
+            try:
+                runs = [self.library.load_run(h) for h in skill.runs]
+            except SkillFileError as e:
+                logger.info("cannot learn %s again: %s", name, e)
+                return False
+            every = skill.phrasings or (skill.template,)
+            got = self._from_runs(runs, skill.name, every[0], tuple(every[1:]))
+            if got is None or got[1] == skill.source:
+                return False
+            self._write(*got)
+            return True
+
     def _learn_held(
         self, traj: Trajectory, numbers: Rejected, name: str, mine: TaskTemplate, spec: SkillSpec, variants: list[SkillFile]
     ) -> Compiled | Rejected:

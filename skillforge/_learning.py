@@ -32,6 +32,7 @@ from ._lists import joined_picks, substitute
 from ._formats import agreed_formats, unformatted, written_alike
 from ._names import named
 from ._numbers import Places, lift_said, number_evidence
+from ._probes import Probed
 from ._spec import Const, Expr, Fmt, Param, SkillSpec
 from ._template import LIST, PHRASING, TaskTemplate
 from ._trajectory import Trajectory
@@ -75,10 +76,13 @@ def spec_from_runs(
     if phrasings:  # a parameter takes in each phrasing the shapes the skill's runs passed it in any
         template, phrasings = _shared(runs, template, phrasings)
     every = (template, *phrasings)
+    # what probes settled holds for every run, where runs of each phrasing showed it (a phrasing may decide)
+    probed = Probed.of(runs, [next((i for i, t in enumerate(every) if t.bind(r.task) is not None), 0) for r in runs])
 
     def lifted(traj: Trajectory, prefer: Any = None, literal: Places = frozenset(), one_listed: bool = True) -> SkillSpec | Rejected:
         k = next((i for i, t in enumerate(every) if t.bind(traj.task) is not None), 0)
-        one = lift(traj, name=name, template=every[k], prefer=prefer, importable=importable, literal=literal, one_listed=one_listed)
+        one = lift(traj, name=name, template=every[k], prefer=prefer, importable=importable, literal=literal, one_listed=one_listed,
+                   probed=probed)
         if phrasings and not isinstance(one, Rejected):  # which phrasing the task was said in: a fact of the run
             one = replace(one, examples={**one.examples, PHRASING: k})
         return one

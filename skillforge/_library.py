@@ -34,13 +34,14 @@ from ._files import identity
 from ._skillmeta import check_code, check_meta, is_run_hash
 from ._source import decode_source, source_problem
 from ._template import Slot, TaskTemplate, bind_phrasings, shape_of
-from ._trajectory import ToolRef, Trajectory
+from ._trajectory import Probe, ToolRef, Trajectory, canonical_json
 
 __all__ = ["EDITED", "Library", "MetaCache", "SkillFile", "content_key", "edited_problem", "read_skill_file", "skill_from"]
 
 logger = logging.getLogger(__name__)
 
 RUNS_DIR = "runs"
+PROBES_DIR = "probes"  # inside RUNS_DIR: what probes of each run found, one file per run (``_probes``)
 # what the metadata cache knows a file's parse by: bumped when reading checks more, so that a
 # file accepted by an older reader is read (and checked) again
 _META_FORMAT = "meta3"
@@ -570,7 +571,7 @@ class Library:
 
     def _remove_stale_temps(self) -> None:
         """Temp files left by a writer that died: every write holds the lock, so none is in use now."""
-        for folder in (self.dir, self.dir / RUNS_DIR):
+        for folder in (self.dir, self.dir / RUNS_DIR, self.dir / RUNS_DIR / PROBES_DIR):
             for temp in folder.glob(".*.tmp"):
                 try:
                     temp.unlink()
@@ -608,8 +609,37 @@ class Library:
         return None
 
     def load_run(self, run_hash: str) -> Trajectory:
+        """A recorded run, with what its probes found (``Trajectory.probes``) where any were made."""
         path = self.run_path(run_hash)
         try:
-            return Trajectory.from_json(path.read_text(encoding="utf-8"))
+            traj = Trajectory.from_json(path.read_text(encoding="utf-8"))
         except (OSError, ValueError) as e:
             raise SkillFileError(str(path), f"recorded run cannot be read ({e})") from e
+        probes = self.load_probes(run_hash)
+        return traj.model_copy(update={"probes": probes}) if probes else traj
+
+    def probes_path(self, run_hash: str) -> Path:
+        """The file of what probes of a recorded run found: ``skills/runs/probes/<hash>.json``."""
+        return self.run_path(run_hash).parent / PROBES_DIR / f"{run_hash}.json"
+
+    def load_probes(self, run_hash: str) -> tuple[Probe, ...]:
+        """What probes of run ``run_hash`` found, in the order they were made; () where none were."""
+        path = self.probes_path(run_hash)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return ()
+        except OSError as e:
+            raise SkillFileError(str(path), f"probe records cannot be read ({e})") from e
+        try:
+            return tuple(Probe.model_validate(p) for p in json.loads(text))
+        except (ValueError, TypeError) as e:
+            raise SkillFileError(str(path), f"probe records cannot be read ({e}); delete the file to probe the run again") from e
+
+    def write_probes(self, run_hash: str, probes: tuple[Probe, ...]) -> Path:
+        """Keep what probes of run ``run_hash`` found (all of them, replacing the file), atomically."""
+        path = self.probes_path(run_hash)
+        with self.lock():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write(path, "[\n" + ",\n".join(canonical_json(p.model_dump(mode="json")) for p in probes) + "\n]\n")
+        return path

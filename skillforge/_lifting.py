@@ -32,6 +32,7 @@ from ._guards import derive_guards
 from ._lists import Listing, each_guards, mentions
 from ._names import checked_ids
 from ._policy import RESERVED
+from ._probes import Probed
 from ._records import fold, map_blocks, record_template
 from ._runchecks import coincidences, element_ref, positional_pins, quoted_item, quoted_parts, tied_constant, unexplained_numbers
 from ._selecting import Selecting, _dig, _singular, own_key, referred
@@ -39,7 +40,7 @@ from ._spans import TOKEN_END, TOKEN_START, TaskSpans, pieces
 from ._spec import Const, DictOf, Each, Expr, Fmt, Guard, Join, Len, ListOf, Neg, Param, Ref, Select, SkillSpec, Step, Update, taken_from
 from ._template import CHOICE, IGNORED, LIST, PHRASING, SLOT_PATTERNS, Slot, TaskTemplate, _said, parse_mapping, shape_of, union_shape
 from ._trajectory import Trajectory, canonical_json
-from ._values import _categorical, _leaves, collection, refs_in, walk_exprs
+from ._values import _categorical, _leaves, collection, refs_in, resolve, walk_exprs
 from ._values import core as bare  # a text as near() compares it
 
 __all__ = ["Rejected", "Site", "discover_template", "expr_at", "lift", "skill_name"]
@@ -958,8 +959,12 @@ def lift(
     importable: bool = True,
     literal: frozenset[tuple[str, str]] = frozenset(),
     one_listed: bool = True,
+    probed: Probed | None = None,
 ) -> SkillSpec | Rejected:
     """Lift a successful run into a SkillSpec, or say why it cannot be one.
+
+    ``probed``: what probes of the skill's runs settled (``_probes.Probed``; by default, of this run's
+    own probes): the facts they showed not to decide are not guards.
 
     Without ``template`` the task's spans are discovered first (``discover_template``);
     with one (a skill's own, when a run becomes a variant or is re-rendered) the
@@ -993,6 +998,8 @@ def lift(
     problem = _check_run(traj, importable)
     if problem is not None:
         return problem
+    if probed is None:
+        probed = Probed.of([traj])
     given = template
     if template is None:
         found = discover_template(traj, importable=importable, literal=literal)
@@ -1025,7 +1032,7 @@ def lift(
     if unexplained:
         # were it text, would the run be a skill? Then runs of other worlds that say it there too may learn it so
         whole = lift(traj, name=name, template=given, prefer=prefer, importable=importable, literal=literal | set(unexplained),
-                     one_listed=one_listed)
+                     one_listed=one_listed, probed=probed)
         return Rejected(
             f"the answer says {unexplained[0][1]!r}, which neither the task nor a tool result explains (a computed value?); "
             "not learned, since another world would need another number",
@@ -1127,6 +1134,9 @@ def lift(
     for at, fact in at_steps:
         if at >= 0:
             guards[at].append(fact)
+    probed.pruned(guards)  # facts probes showed not to decide
+    for i, gs in enumerate(guards):  # a range the agent acted alike over covers this run's own value too
+        gs[:] = [_spanning(g, traj.calls[i].result, bound) if g.kind == "range" else g for g in gs]
     compared = {g.value[0] for gs in guards for g in gs if g.kind in ("cmp", "same")}  # results a comparison reads
     compared |= {r.call for gs in guards for g in gs if g.kind == "cmp" for r in refs_in(g.value[1])}
     namer = _Namer(lifter.namer.taken)
@@ -1172,7 +1182,25 @@ def lift(
         task=traj.task,
         constants=lifter.constants,
         alts=tuple(sorted(lifter.alts.items(), key=lambda kv: (kv[0][0], repr(kv[0][1])))),
+        probed=probed.lines,
     )
+
+
+def _spanning(g: Guard, result: Any, params: dict[str, Any]) -> Guard:
+    """A ``range`` guard widened to the value its place holds in this run."""
+    try:
+        v = resolve(result, g.path, params)
+    except (KeyError, IndexError, TypeError):
+        return g
+    lo, hi, text = g.value
+    if text and type(v) is str:
+        try:
+            v = float(v)
+        except ValueError:
+            return g
+    if type(v) not in (int, float):
+        return g
+    return Guard("range", g.path, (min(lo, v), max(hi, v), text))
 
 
 def expr_at(raw_steps: list[tuple[str, tuple[tuple[str, Expr], ...]]], output: Expr, site: Site) -> Expr:

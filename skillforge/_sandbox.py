@@ -276,6 +276,7 @@ def load_function(
     name: str,
     modules: Mapping[str, Mapping[str, Any]],
     module_name: str,
+    helpers: Mapping[str, Any] | None = None,
 ) -> Callable[..., Any]:
     """Execute a compiled skill module and return its function ``name``.
 
@@ -285,13 +286,14 @@ def load_function(
         modules: module name → {attribute: object} the file may import from
             (the registered tools, or stand-ins for admission).
         module_name: ``__name__`` for the executed module.
+        helpers: runtime helpers to replace (a probe's ``require`` that notes a guard and goes on).
     """
 
     def importer(mod: str, globals_: Any = None, locals_: Any = None, fromlist: Any = (), level: int = 0) -> Any:
         if level:
             raise ImportError("relative imports are not allowed in skills")
         if mod == RUNTIME_MODULE:
-            return SimpleNamespace(**{name: getattr(runtime, name) for name in HELPERS})
+            return SimpleNamespace(**{**{name: getattr(runtime, name) for name in HELPERS}, **(helpers or {})})
         if mod in modules:
             if not fromlist:
                 raise ImportError(f"use 'from {mod} import ...' in skills")

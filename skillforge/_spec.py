@@ -227,3 +227,4 @@ class SkillSpec:
     early: tuple[Early, ...] = ()  # runs that stopped after a read and answered: a branch before the rest
     evidence: tuple[str, ...] = ()  # hashes of runs of the same request by another route, whose facts widen its guards
     variants: tuple[SkillSpec, ...] = ()  # the same request said with more parameters (who asks): its own program, called when given
+    probed: tuple[str, ...] = ()  # the facts probes showed not to decide, one line each with the evidence (``_probes``)

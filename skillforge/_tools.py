@@ -205,6 +205,7 @@ class Run:
         "usage",
         "rereads",
         "read_again",
+        "stand_in",
     )
 
     def __init__(
@@ -217,7 +218,11 @@ class Run:
         seconds: float | None = None,
         usage: Usage | None = None,
         read_again: bool = False,
+        stand_in: Callable[[Tool, dict[str, Any]], Any] | None = None,
     ) -> None:
+        # a probe's run: every call is answered by ``stand_in(tool, args)``, and no tool's own code runs
+        # (nor its pre- or post-check, nor a read made again): see ``_prober``
+        self.stand_in = stand_in
         self.read_again = read_again  # make reads again after each write (agent runs of a Forge that wants it)
         self.usage = usage  # the model usage of the solve this run is part of (``report_usage``)
         self.calls: list[tuple[str, dict[str, Any], Any, str | None]] = []
@@ -250,7 +255,7 @@ class Run:
     def call(self, tool: Tool, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         named = self._begin(tool, args, kwargs)
         try:
-            result = tool.func(*args, **kwargs)
+            result = tool.func(*args, **kwargs) if self.stand_in is None else self.stand_in(tool, named)
         except BaseException as e:  # a skill's GuardFailed raised through the tool too: it may have written
             self.calls.append((tool.name, named, None, error_text(e)))
             raise
@@ -260,7 +265,7 @@ class Run:
         """``call`` for an ``async def`` tool: recorded the same way, the tool awaited."""
         named = self._begin(tool, args, kwargs)
         try:
-            result = await tool.func(*args, **kwargs)
+            result = await tool.func(*args, **kwargs) if self.stand_in is None else self.stand_in(tool, named)
         except BaseException as e:  # cancelled too: the call may have taken effect
             self.calls.append((tool.name, named, None, error_text(e)))
             raise
@@ -284,7 +289,7 @@ class Run:
             named = kwargs
         if self.snapshot:
             named = self._snap(named, tool.name, "arguments")
-            if tool.guard is not None:
+            if tool.guard is not None and self.stand_in is None:
                 captured = self._capture(tool.guard, named, tool.name, "pre-check")
                 if captured is not _FAILED:
                     self.captures[len(self.calls)] = captured
@@ -294,7 +299,7 @@ class Run:
         """After a call that returned: record it. The call has happened: from here on nothing may raise,
         or the caller would take a call that took effect for one that failed (and perhaps make it again)."""
         self.calls.append((tool.name, named, self._snap(result, tool.name, "result") if self.snapshot else result, None))
-        if self.snapshot and tool.post_guard is not None:
+        if self.snapshot and tool.post_guard is not None and self.stand_in is None:
             captured = self._capture(tool.post_guard, named, tool.name, "post-check")
             if captured is not _FAILED:
                 self.post_captures[len(self.calls) - 1] = captured

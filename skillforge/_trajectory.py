@@ -16,7 +16,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ._exceptions import NotSerializableError
 
-__all__ = ["MAX_INT_DIGITS", "Call", "Outcome", "ToolRef", "Trajectory", "canonical_json", "check_text", "json_snapshot"]
+__all__ = ["MAX_INT_DIGITS", "SAME", "DIFFERENT", "INCONCLUSIVE", "Call", "Outcome", "Probe", "ToolRef", "Trajectory", "canonical_json", "check_text",
+           "json_snapshot"]
 
 _SCALARS = (bool, type(None))
 
@@ -201,6 +202,35 @@ class Outcome(BaseModel):
     error: str | None = None
 
 
+SAME, DIFFERENT, INCONCLUSIVE = "same", "different", "inconclusive"  # what a probe found
+
+
+class Probe(BaseModel):
+    """What the agent did when one fact of a recorded run's world was changed (``_probes``).
+
+    ``step`` is the skill's call whose result held the fact, ``fact`` the fact's identity (its
+    kind and path, its value aside: ``repr`` of ``_guards.fact_key``), ``said`` what the guard
+    checks, ``change`` what was changed, ``verdict`` one of ``same`` (the agent made the calls and
+    answer the skill makes in that world: the fact does not decide there), ``different`` (it
+    decides) or ``inconclusive`` (kept as a guard), ``why`` the evidence in a few words and
+    ``requests`` the model requests the probe cost, ``was`` and ``to`` the value changed and the
+    one it was changed to. A run's probes are stored beside it
+    (``skills/runs/probes/<run hash>.json``), never in its hash: learning reads them as data.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    step: int
+    fact: str
+    said: str = ""
+    change: str = ""
+    verdict: str
+    why: str = ""
+    requests: int = 0
+    was: Any = None  # the value changed, and what it was changed to (a number's probes make its range)
+    to: Any = None
+
+
 class Trajectory(BaseModel):
     """A whole run: task, calls, outcome and the tools it used.
 
@@ -216,6 +246,8 @@ class Trajectory(BaseModel):
     calls: list[Call] = Field(default_factory=list)
     outcome: Outcome
     tools: dict[str, ToolRef] = Field(default_factory=dict)
+    # what probes of this run found (read from beside the run's file): evidence, never part of its identity
+    probes: tuple[Probe, ...] = Field(default=(), exclude=True)
 
     def canonical_json(self) -> str:
         """The canonical JSON text of this trajectory (what ``hash`` is taken of).

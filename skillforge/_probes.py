@@ -1,0 +1,522 @@
+"""Probes, the pure part: which fact of a run's world to change, the world so changed, and verdicts.
+
+Runs observe; they cannot tell cause from coincidence. A **probe** asks the agent: it runs the agent
+again on a recorded run's task with every tool answered from the record, one fact of the world changed
+(``_prober`` runs it). This module decides what is changed and how the two behaviours compare:
+
+- **Which facts.** A skill's guards of kinds that say something of the world a read returned
+  (``PROBED``): a categorical value, a list's emptiness, a number's sign or scale, a record's fields,
+  a task value's relation to a field. Presence and type (``has``) are what the code needs to run at
+  all and are never probed; neither are guards over every element of a list.
+- **What it is changed to** (``changes``): a flag flipped; a text moved to other values the field is
+  known to take (the library's recorded runs); a code word (``pending``) to each such value, since one
+  other code the agent treats alike says nothing of a third; a non-empty list emptied; a field the
+  skill does not read taken away; a task value's relation turned (the field made equal to it); a
+  number moved beyond the range seen (ten times it), then between that and the value seen where the
+  agent acted otherwise (``BISECT`` times, halving the scale), and below it (a tenth, then 0): its
+  facts become the range over which the agent acted alike.
+- **Applied consistently** (``changed_world``): the value is changed where the fact read it, in any
+  later read of the same call, and, for a distinctive value (an id, an amount), everywhere it appears
+  in the record's arguments and results, so that a lookup of the changed id, or a write of the changed
+  amount, is answered as the record answered the original.
+- **Verdicts** (``verdict``): the agent's writes are compared exactly with the ones the skill makes in
+  that world, and answers on the values they carry (numbers, and texts of the world), not on wording.
+  ``same``: the fact does not decide, here, and is dropped from the skill's guards; ``different``: it
+  decides; ``inconclusive`` (the agent asked for a call the record cannot answer, failed, or an
+  unchanged control run already differed from the record; or the skill's code cannot run there):
+  the guard is kept.
+
+Facts probed ``same`` on some run of a skill and on none otherwise are dropped from all its runs'
+facts before they are merged (``dropped``), so combinations are kept among the facts that decide.
+A number's facts dropped so are replaced by the range the agent was seen to act alike over
+(``ranges``), so a threshold beyond it is still found by a guard.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ._guards import fact_key
+from ._spec import At, Guard, Where
+from ._trajectory import DIFFERENT, INCONCLUSIVE, SAME, Probe, Trajectory, canonical_json
+from ._values import EACH, enum_like
+
+__all__ = [
+    "CONTROL", "DELETE", "LADDER", "NONE", "PROBED", "Behaviour", "Change", "Known", "Probed", "carried", "changed_world", "changes", "concrete",
+    "dropped", "dropped_lines", "fact_id", "ranges", "verdict",
+]
+
+# guard kinds a probe may change: facts of a read's world (see the module docstring)
+PROBED = frozenset({"eq", "sign", "textsign", "digits", "len", "keys", "equal", "near", "member"})
+NUMERIC = frozenset({"sign", "textsign", "digits"})  # and ``eq`` of a small integer: facts of a number's scale
+BISECT = 2  # points tried between where the agent acted alike and where it did not, above the value seen
+CODES = 4  # other values of a code word probed, at most
+CONTROL = "control"  # a run's unchanged probe: the agent again, in the world as recorded
+DELETE = object()  # a change that takes a field away
+
+
+def fact_id(g: Guard) -> str:
+    """A fact's identity in probe records: its kind and path, its value aside."""
+    return repr(fact_key(g))
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """One fact's world changed: in the result of call ``call``, the value at ``where`` becomes ``to``."""
+
+    call: int
+    where: tuple[str | int, ...]
+    old: Any
+    to: Any  # DELETE: the field is taken away
+    said: str  # "order['status'] set to 'delivered'"
+
+    @property
+    def number(self) -> bool:
+        return as_number(self.old) is not None and as_number(self.to) is not None
+
+
+def concrete(result: Any, path: tuple[Any, ...], params: dict[str, Any]) -> tuple[str | int, ...] | None:
+    """``path`` (with ``At``/``Where`` steps taking task values) as keys and indices into ``result``, or
+    None where it does not lead to one value (a step over every element, a record not found)."""
+    out: list[str | int] = []
+    value = result
+    for key in path:
+        if key == EACH:
+            return None
+        if isinstance(key, At):
+            key = params.get(key.name)
+            if type(value) is not dict or type(key) is not str or key not in value:
+                return None
+        elif isinstance(key, Where):
+            wanted = [(key.field, params.get(key.name)), *((f, params.get(n)) for f, n in key.also)]
+            found = [i for i, e in enumerate(value if type(value) is list else ())
+                     if type(e) is dict and all(f in e and e[f] == w and type(e[f]) is type(w) for f, w in wanted)]
+            if len(found) != 1:
+                return None
+            key = found[0]
+        elif type(value) is dict:
+            if key not in value:
+                return None
+        elif type(value) is list:
+            if type(key) is not int or not -len(value) <= key < len(value):
+                return None
+        else:
+            return None
+        out.append(key)
+        value = value[key]
+    return tuple(out)
+
+
+def _at(value: Any, where: Sequence[str | int]) -> Any:
+    for key in where:
+        value = value[key]
+    return value
+
+
+def _shape(where: Sequence[str | int]) -> tuple[str, ...]:
+    """A place's shape across records: list indices left out (the status of any order of a user)."""
+    return tuple(k for k in where if type(k) is str)
+
+
+class Known:
+    """The values each field of each tool's results took in the library's recorded runs: what a text
+    or code is known to be able to be otherwise."""
+
+    def __init__(self, runs: Iterable[Trajectory] = ()) -> None:
+        self.values: dict[tuple[str, tuple[str, ...]], set[str]] = {}
+        for run in runs:
+            self.add(run)
+
+    def add(self, run: Trajectory) -> None:
+        for call in run.calls:
+            self._walk(call.tool, call.result, ())
+
+    def _walk(self, tool: str, value: Any, where: tuple[str, ...]) -> None:
+        if type(value) is str:
+            if len(self.values.setdefault((tool, where), set())) < 64:
+                self.values[(tool, where)].add(value)
+        elif type(value) is dict:
+            for k, v in value.items():
+                self._walk(tool, v, (*where, k))
+        elif type(value) is list:
+            for v in value[:32]:
+                self._walk(tool, v, where)
+
+    def others(self, tool: str, where: Sequence[str | int], value: str) -> list[str]:
+        """Other values the field at ``where`` of ``tool``'s results took, sorted."""
+        return sorted(v for v in self.values.get((tool, _shape(where)), ()) if v != value)
+
+
+def as_number(v: Any) -> float | int | None:
+    """A number, or a text that is one ("4.75"); else None."""
+    if type(v) in (int, float):
+        return v  # type: ignore[no-any-return]
+    if type(v) is str and _NUMERIC.fullmatch(v):
+        return float(v)
+    return None
+
+
+_NUMERIC = re.compile(r"-?\d+(?:\.\d+)?")
+
+
+def moved(change: Change, x: float) -> Change:
+    """``change``'s number moved to ``x`` instead (written as the value was: an int, two decimals, text)."""
+    old = change.old
+    if type(old) is int:
+        to: Any = int(round(x))
+    elif type(old) is float:
+        to = round(float(x), 2)
+    else:
+        decimals = len(old.split(".", 1)[1]) if "." in old else 0
+        to = f"{x:.{decimals}f}"
+    place = change.said.rsplit(" set to ", 1)[0]
+    return Change(change.call, change.where, old, to, f"{place} set to {to!r}")
+
+
+def rungs(v: float) -> tuple[float, list[float]]:
+    """Where a number is first moved: beyond the value seen (ten times it), and below it (a tenth, then 0)."""
+    if v == 0:
+        return 10.0, [-1.0]
+    if v < 0:
+        return v / 10, [v * 10]
+    return v * 10, [v / 10, 0.0]
+
+
+def between(a: float, b: float) -> float:
+    """The point a number's search tries between a value the agent acted alike at and one it did not."""
+    if a > 0 and b > 0:
+        return (a * b) ** 0.5  # scale is what is unknown: halve it geometrically
+    return (a + b) / 2
+
+
+def changes(
+    g: Guard, call: int, result: Any, tool: str, params: dict[str, Any], known: Known, read: frozenset[tuple[Any, ...]] = frozenset(),
+) -> list[Change] | None:
+    """The changes that probe fact ``g`` of call ``call``'s result, in order; None where it is not probed
+    (a kind not in ``PROBED``, a place that is not one value, nothing known to change it to). ``read``:
+    the places of the result the skill reads (a field taken away is one it does not). A number's one
+    change is its first rung: the prober searches on from there (``rungs``, ``between``, ``moved``)."""
+    if g.kind not in PROBED:
+        return None
+    where = concrete(result, g.path, params)
+    if where is None:
+        return None
+    value = _at(result, where)
+    shown = _place(g)
+    if g.kind == "keys":  # the record's fields: take one away that the skill does not read
+        if type(value) is not dict:
+            return None
+        spare = sorted(k for k in value if type(value[k]) not in (dict, list)
+                       and not any(r[: len(where) + 1] == (*where, k) for r in read))
+        if not spare:
+            return None
+        return [Change(call, (*where, spare[-1]), value[spare[-1]], DELETE, f"{shown}[{spare[-1]!r}] taken away")]
+    if g.kind in ("equal", "near", "member"):  # a task value's relation: the field made to hold it (or not)
+        name, holds = g.value
+        task_value = params.get(name)
+        if holds or type(task_value) is not str or type(value) not in (str, list):
+            return None  # a relation that holds is what the skill acts on: not moved
+        to: Any = [*value, task_value] if type(value) is list else task_value
+        return [Change(call, where, value, to, f"{shown} set to {to!r} (the task's {name})")]
+    if type(value) is bool:
+        return [Change(call, where, value, not value, f"{shown} set to {not value!r}")]
+    if g.kind == "len":
+        if type(value) is not list or not value:
+            return None  # an empty list is not given elements made up
+        return [Change(call, where, value, [], f"{shown} emptied")]
+    number = as_number(value) if g.kind in NUMERIC or (g.kind == "eq" and type(value) is int) else None
+    if number is not None:
+        return [moved(Change(call, where, value, value, shown), rungs(number)[0])]
+    if type(value) is str:
+        others = known.others(tool, where, value)
+        if not others:
+            return None
+        chosen = others[:CODES] if enum_like(value) else others[:1]
+        return [Change(call, where, value, o, f"{shown} set to {o!r}") for o in chosen]
+    return None
+
+
+def priority(g: Guard) -> int:
+    """The order facts are probed in, within a budget: what decides most often first (a code, a flag,
+    a number), then a list's emptiness, a record's fields, and last a task value's relations."""
+    return {"eq": 0, "sign": 0, "textsign": 0, "digits": 0, "len": 1, "keys": 2}.get(g.kind, 3)
+
+
+def _place(g: Guard) -> str:
+    return "".join(f"[{k!r}]" if not isinstance(k, (At, Where)) else f"[{type(k).__name__.lower()} {k.name}]" for k in g.path) or "the result"
+
+
+def _distinctive(v: Any) -> bool:
+    """A value that, met elsewhere in a record, is the same thing: an id, an email, an amount."""
+    if type(v) is str:
+        return len(v) >= 4 and any(c.isdigit() or c == "@" for c in v)
+    return type(v) is float or (type(v) is int and abs(v) >= 100)
+
+
+def _substituted(value: Any, old: Any, new: Any) -> Any:
+    if type(value) is type(old) and value == old:
+        return copy.deepcopy(new)
+    if type(value) is dict:
+        return {k: _substituted(v, old, new) for k, v in value.items()}
+    if type(value) is list:
+        return [_substituted(v, old, new) for v in value]
+    return value
+
+
+def changed_world(calls: Sequence[Any], change: Change | None) -> list[tuple[str, dict[str, Any], Any, str | None]]:
+    """The record's calls ``(tool, args, result, error)`` with ``change`` applied consistently (see the
+    module docstring); ``change`` None: the world as recorded."""
+    world = [(c.tool, copy.deepcopy(c.args), copy.deepcopy(c.result), c.error) for c in calls]
+    if change is None:
+        return world
+    key = canonical_json([calls[change.call].tool, calls[change.call].args])
+    for k, (tool, args, result, error) in enumerate(world):
+        if k != change.call and canonical_json([tool, args]) != key:
+            continue
+        if not change.where:  # the whole result (a list a read returned)
+            if k == change.call or result == change.old:
+                world[k] = (tool, args, copy.deepcopy(change.to), error)
+            continue
+        parent_where, last = change.where[:-1], change.where[-1]
+        try:
+            parent = _at(result, parent_where)
+            if parent[last] != change.old and k != change.call:
+                continue
+            if change.to is DELETE:
+                del parent[last]
+            else:
+                parent[last] = copy.deepcopy(change.to)
+        except (KeyError, IndexError, TypeError):
+            continue
+    if change.to is not DELETE and _distinctive(change.old) and type(change.to) is type(change.old):
+        world = [(t, _substituted(a, change.old, change.to), _substituted(r, change.old, change.to), e) for t, a, r, e in world]
+    return world
+
+
+@dataclass(slots=True)
+class Behaviour:
+    """What the agent, or the skill, did in a probe's world."""
+
+    writes: list[tuple[str, str]]  # (tool, canonical arguments), in order
+    answer: Any = None
+    stopped: str | None = None  # a write the world cannot answer (made, then stopped there)
+    unanswered: str | None = None  # a read the world cannot answer
+    failed: str | None = None  # it raised
+
+
+_NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
+
+
+def _vocabulary(world: Sequence[tuple[str, dict[str, Any], Any, str | None]], params: dict[str, Any]) -> set[str]:
+    out: set[str] = set()
+
+    def walk(v: Any) -> None:
+        if type(v) is str:
+            if len(v) >= 3 and not _NUMBER.fullmatch(v):
+                out.add(v.lower())
+        elif type(v) is dict:
+            for x in v.values():
+                walk(x)
+        elif type(v) is list:
+            for x in v:
+                walk(x)
+
+    for _t, args, result, _e in world:
+        walk(args)
+        walk(result)
+    walk(list(params.values()))
+    return out
+
+
+def carried(answer: Any, vocabulary: set[str]) -> Any:
+    """The values an answer carries, its wording aside: the numbers it says and the texts of the world
+    (results, arguments, task values) it quotes. A non-text answer is compared whole."""
+    if type(answer) is not str:
+        try:
+            return ("value", canonical_json(answer))
+        except (TypeError, ValueError):
+            return ("value", repr(answer))
+    text = answer.lower()
+    numbers = sorted({float(m.replace(",", "")) for m in _NUMBER.findall(text)})
+    quoted = sorted(w for w in vocabulary if re.search(rf"(?<![a-z0-9]){re.escape(w)}(?![a-z0-9])", text))
+    return ("text", numbers, quoted)
+
+
+def verdict(
+    agent: Behaviour, skill: Behaviour, world: Sequence[tuple[str, dict[str, Any], Any, str | None]], params: dict[str, Any],
+) -> tuple[str, str]:
+    """Whether the agent did in a probe's world what the skill does there: ``(verdict, why)``."""
+    if agent.failed is not None:
+        return INCONCLUSIVE, f"the agent failed: {agent.failed}"
+    if agent.unanswered is not None:
+        return INCONCLUSIVE, f"the agent asked {agent.unanswered}, which the record cannot answer"
+    if skill.failed is not None or skill.unanswered is not None:
+        return INCONCLUSIVE, f"the skill's code cannot run there ({skill.failed or skill.unanswered})"
+    for k in range(max(len(agent.writes), len(skill.writes))):
+        mine = agent.writes[k] if k < len(agent.writes) else None
+        theirs = skill.writes[k] if k < len(skill.writes) else None
+        if mine != theirs:
+            if mine is None:
+                return DIFFERENT, f"the agent made no write where the skill calls {theirs[0]}({theirs[1]})"  # type: ignore[index]
+            if theirs is None:
+                return DIFFERENT, f"the agent called {mine[0]}({mine[1]}), which the skill does not"
+            return DIFFERENT, f"the agent called {mine[0]}({mine[1]}) where the skill calls {theirs[0]}({theirs[1]})"
+    if agent.stopped is not None or skill.stopped is not None:
+        if agent.stopped == skill.stopped:
+            return SAME, f"the same calls, up to {agent.stopped}, which the record cannot answer"
+        return DIFFERENT, "the agent and the skill part at a write the record cannot answer"
+    vocabulary = _vocabulary(world, params)
+    if carried(agent.answer, vocabulary) != carried(skill.answer, vocabulary):
+        return DIFFERENT, f"the agent answered {_short(agent.answer)} where the skill answers {_short(skill.answer)}"
+    return SAME, "the same calls and answer"
+
+
+def _short(v: Any) -> str:
+    text = repr(v)
+    return text if len(text) <= 120 else text[:117] + "..."
+
+
+def _settled(probes: Iterable[Probe]) -> dict[tuple[int, str], list[Probe]]:
+    out: dict[tuple[int, str], list[Probe]] = {}
+    for p in probes:
+        if p.step >= 0:
+            out.setdefault((p.step, p.fact), []).append(p)
+    return out
+
+
+def _numeric(ps: Sequence[Probe]) -> bool:
+    return all(as_number(p.was) is not None and as_number(p.to) is not None for p in ps)
+
+
+def _interval(ps: Sequence[Probe]) -> tuple[float, float]:
+    """The values around the run's own that the agent acted alike at, up to the nearest it did not."""
+    v = as_number(ps[0].was)
+    points: dict[float, str] = {v: SAME}  # type: ignore[dict-item]
+    for p in ps:
+        x = as_number(p.to)
+        if points.get(x, SAME) == SAME:  # type: ignore[arg-type]
+            points[x] = p.verdict  # type: ignore[index]
+    xs = sorted(points)
+    k = xs.index(v)  # type: ignore[arg-type]
+    lo = hi = k
+    while lo > 0 and points[xs[lo - 1]] == SAME:
+        lo -= 1
+    while hi < len(xs) - 1 and points[xs[hi + 1]] == SAME:
+        hi += 1
+    return xs[lo], xs[hi]
+
+
+def dropped(runs: Iterable[Trajectory], contexts: Sequence[Any] | None = None) -> frozenset[tuple[int, str]]:
+    """The facts (step, fact id) that probes of ``runs`` settled: a fact probed ``same`` and never
+    otherwise; a number's fact probed without doubt (it becomes the range the agent acted alike over,
+    ``ranges``). ``contexts`` (one per run: the phrasing its task was said in) are where a fact may
+    decide though it did not elsewhere ("Don't unlock anything" makes an account's lock not matter):
+    a fact is settled only where probes of a run of every context the runs show settled it."""
+    runs = list(runs)
+    where = list(contexts) if contexts is not None else [0] * len(runs)
+    seen: dict[tuple[int, str], list[list[Probe]]] = {}
+    covered: dict[tuple[int, str], set[Any]] = {}
+    for run, context in zip(runs, where, strict=True):
+        for key, ps in _settled(run.probes).items():
+            seen.setdefault(key, []).append(ps)
+            covered.setdefault(key, set()).add(context)
+    out = set()
+    for key, per_run in seen.items():
+        if covered[key] != set(where):
+            continue
+        verdicts = {p.verdict for ps in per_run for p in ps}
+        if verdicts == {SAME} or (INCONCLUSIVE not in verdicts and all(_numeric(ps) for ps in per_run)):
+            out.add(key)
+    return frozenset(out)
+
+
+def dropped_lines(runs: Sequence[Trajectory], contexts: Sequence[Any] | None = None) -> tuple[str, ...]:
+    """One line per fact ``dropped`` by the probes of ``runs``: what it checked, what was changed, on
+    which run; a number's facts (its sign, its digits) one line for the number: the values tried, and
+    where the agent acted otherwise."""
+    gone = dropped(runs, contexts)
+    lines: dict[tuple[int, str], str] = {}
+    numbers: dict[tuple[int, str], tuple[list[str], str]] = {}
+    for run in runs:
+        for key, ps in _settled(run.probes).items():
+            if key not in gone:
+                continue
+            p = ps[0]
+            if _numeric(ps):
+                place = p.change.rsplit(" set to ", 1)[0]
+                said, tried = numbers.setdefault((p.step, place), ([], ""))
+                if p.said not in said:
+                    said.append(p.said)
+                if not tried:
+                    alike = sorted({as_number(q.to) for q in ps if q.verdict == SAME})  # type: ignore[type-var]
+                    other = sorted({as_number(q.to) for q in ps if q.verdict != SAME})  # type: ignore[type-var]
+                    shown = [*(f"{x:g} alike" for x in alike), *(f"{x:g} otherwise" for x in other)]  # type: ignore[str-format]
+                    numbers[(p.step, place)] = (said, f"{place} was {p.was!r}; set to {', '.join(shown)} (run {run.hash[:8]})")
+            elif key not in lines:
+                lines[key] = f"{p.said}: {p.change}, {p.why} (run {run.hash[:8]})"
+    for key, (said, tried) in numbers.items():
+        lines[key] = f"{'; '.join(said)}: a range instead, {tried}"
+    return tuple(lines[k] for k in sorted(lines))
+
+
+def ranges(runs: Iterable[Trajectory], contexts: Sequence[Any] | None = None) -> dict[tuple[int, str], tuple[float, float]]:
+    """Per number fact ``dropped`` (step, fact id): the least and greatest value the agent was seen to
+    act alike at, over every run (each run's own value and the values its probes tried)."""
+    runs = list(runs)
+    gone = dropped(runs, contexts)
+    out: dict[tuple[int, str], tuple[float, float]] = {}
+    for run in runs:
+        for key, ps in _settled(run.probes).items():
+            if key not in gone or not _numeric(ps):
+                continue
+            a, b = _interval(ps)
+            lo, hi = out.get(key, (a, b))
+            out[key] = (min(lo, a), max(hi, b))
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class Probed:
+    """What the probes of a skill's runs settled, as learning uses it: the facts dropped, the ranges of
+    the numbers among them, and the file's lines saying so."""
+
+    dropped: frozenset[tuple[int, str]] = frozenset()
+    ranges: tuple[tuple[tuple[int, str], tuple[float, float]], ...] = ()
+    lines: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, runs: Sequence[Trajectory], contexts: Sequence[Any] | None = None) -> Probed:
+        """What probes of ``runs`` settled; ``contexts``: the phrasing each run was said in (see ``dropped``)."""
+        if not any(r.probes for r in runs):
+            return NONE
+        return cls(dropped(runs, contexts), tuple(sorted(ranges(runs, contexts).items())), dropped_lines(runs, contexts))
+
+    def pruned(self, guards: list[list[Guard]]) -> None:
+        """Take the dropped facts out of each step's guards (in place); a number's facts become the range
+        the agent was seen to act alike over (``Guard("range", path, (low, high, text))``, ``text`` for a
+        number written as text)."""
+        if not self.dropped:
+            return
+        spans = dict(self.ranges)
+        for i, gs in enumerate(guards):
+            kept: list[Guard] = []
+            over: dict[tuple[Any, ...], tuple[float, float, bool]] = {}
+            for g in gs:
+                key = (i, fact_id(g))
+                if key not in self.dropped:
+                    kept.append(g)
+                elif key in spans:
+                    lo, hi = spans[key]
+                    was = over.get(g.path)
+                    if was is not None:
+                        lo, hi = min(lo, was[0]), max(hi, was[1])
+                    over[g.path] = (lo, hi, g.kind == "textsign")
+            kept.extend(Guard("range", path, span) for path, span in over.items())
+            gs[:] = kept
+
+
+NONE = Probed()

@@ -1,0 +1,218 @@
+"""Probes: the agent asked, in a recorded world with one fact changed, whether that fact decides.
+
+The lending desk (``tests.toolsets.lending``): books are lent to members whose fines are at most
+$10.00, orders refunded when they total at most $500.00. A skill learned from one run guards what
+that run showed; probes replace a number's sign and scale by the range the agent acted alike over,
+drop what it ignores, and keep what decides or what they could not settle.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from skillforge import Forge, UserError
+from skillforge._codegen import render_skill
+from skillforge._config import load_settings
+from skillforge._learning import spec_from_runs
+from skillforge._lifting import Rejected
+from skillforge._probes import Known, changed_world, changes, rungs
+from skillforge._spec import Guard
+from skillforge._trajectory import Call, Outcome, ToolRef, Trajectory
+from tests.toolsets import lending
+
+
+def _forge(tmp_path: Path, agent=lending.agent, probes: int = 12) -> Forge:
+    lending.make_world(tmp_path / "world.sqlite3")
+    forge = Forge(skills_dir=tmp_path / "skills", state_dir=tmp_path / "state", agent=agent, run_log=False, probes=probes,
+                  background_probes=False)
+    for f in lending.TOOLS:
+        lending.TOOLBOX[f.__name__] = forge.tool(read=f.__name__ in lending.READS)(f)
+    return forge
+
+
+@pytest.fixture
+def desk(tmp_path: Path):
+    forge = _forge(tmp_path)
+    yield forge
+    forge.close()
+    lending.TOOLBOX.clear()
+
+
+def _source(forge: Forge, name: str) -> str:
+    return (forge.skills_dir / f"{name}.py").read_text()
+
+
+def test_a_probe_never_runs_a_tool_least_of_all_a_write(desk: Forge) -> None:
+    first = desk.solve("Please lend book B-7 to member M-1001")
+    assert first.source == "agent" and first.learned
+    ran = list(lending.CALLED)
+    written = lending.writes()
+    assert desk.probe() == [first.learned]
+    assert desk.prober.made >= 3  # a control run and a number's search at least
+    assert lending.CALLED == ran  # no tool's code ran while probing, reads included
+    assert lending.writes() == written
+
+
+def test_a_threshold_on_a_number_only_read_is_guarded(desk: Forge) -> None:
+    """Learned from a member owing $4.75 (lent), the skill must not lend to one owing $14.25 (the agent
+    refuses: over $10.00). Without probes the fines' sign and digits were all that was guarded."""
+    name = desk.solve("Please lend book B-7 to member M-1001").learned
+    desk.probe()
+    source = _source(desk, name)
+    assert "<= member['fines'] <=" in source and "member['fines'] > 0" not in source
+    over = desk.solve("Please lend book B-9 to member M-1003")  # $14.25
+    assert over.source == "skill+agent" and "owe $14.25" in over.output
+    assert ("M-1003", "B-9") not in lending.writes()
+    just_over = desk.solve("Please lend book B-9 to member M-1004")  # $10.50
+    assert just_over.source != "skill" and "owe $10.50" in just_over.output
+    under = desk.solve("Please lend book B-8 to member M-1002")  # $2.00, another member: served as code
+    assert under.source == "skill" and under.llm_calls == 0 and ("M-1002", "B-8") in lending.writes()
+
+
+def test_one_run_and_its_probes_serve_another_amount(tmp_path: Path) -> None:
+    """A refund learned on a $30.00 order guarded '2 digits before the point': a $5.00 order was not
+    served. With probes it is, and an order over the $500 limit still goes to the agent."""
+    plain = _forge(tmp_path / "plain", probes=0)
+    plain.solve("Please refund order W-301")
+    assert plain.solve("Please refund order W-302").source != "skill"
+    plain.close()
+
+    forge = _forge(tmp_path / "probed")
+    name = forge.solve("Please refund order W-301").learned
+    assert forge.probe() == [name]
+    five = forge.solve("Please refund order W-302")
+    assert five.source == "skill" and five.output == "Refunded $5.00 for order W-302."
+    assert forge.solve("Please refund order W-303").source == "skill"  # $75.25
+    over = forge.solve("Please refund order W-304")  # $820.00: over the limit
+    assert over.source == "skill+agent" and "refund limit" in over.output
+    assert ("W-304", 820.0) not in lending.writes()
+    forge.close()
+
+
+def test_a_call_the_record_cannot_answer_keeps_the_guard(tmp_path: Path) -> None:
+    """An agent that reads the ledger of a member owing over $5.00: probing fines above that asks for a
+    call no record holds, so the probe is inconclusive and the fines keep their guards."""
+    forge = _forge(tmp_path, agent=lending.ledger_agent)
+    name = forge.solve("Please lend book B-7 to member M-1005").learned  # $0.00: no ledger read
+    forge.probe()
+    records = [p for h in forge._index().by_name[name].runs for p in forge.library.load_probes(h)]
+    assert any(p.verdict == "inconclusive" and "get_ledger" in p.why for p in records)
+    assert "<= member['fines'] <=" not in _source(forge, name)
+    assert forge.solve("Please lend book B-9 to member M-1003").source != "skill"
+    forge.close()
+
+
+def test_an_agent_that_answers_otherwise_unchanged_drops_nothing(tmp_path: Path) -> None:
+    """The noisy agent names a value of the world in one run and not in the next: its unchanged control
+    run already differs from the record, so every probe of the run would be noise."""
+    forge = _forge(tmp_path, agent=lending.noisy_agent)
+    name = forge.solve("Please lend book B-7 to member M-1001").learned
+    before = _source(forge, name)
+    assert forge.probe() == []
+    records = forge.library.load_probes(forge._index().by_name[name].runs[0])
+    assert [p.fact for p in records] == ["control"] and records[0].verdict == "inconclusive"
+    assert _source(forge, name) == before
+    forge.close()
+
+
+def test_wording_alone_is_not_a_difference(tmp_path: Path) -> None:
+    """Answers compared on the values they carry: 'Thanks!' or not, the same member, book and date."""
+    from skillforge._probes import Behaviour, verdict
+
+    world = [("get_member", {"member_id": "M-1"}, {"name": "Ann Lee", "city": "Springfield"}, None)]
+    a = Behaviour(writes=[], answer="Lent B-7 to Ann Lee; it is due 2026-12-15. Thanks!")
+    b = Behaviour(writes=[], answer="Done: B-7 is with Ann Lee until 2026-12-15.")
+    c = Behaviour(writes=[], answer="Lent B-7 to Ann Lee; it is due 2026-12-15, from our Springfield branch.")
+    d = Behaviour(writes=[], answer="Lent B-7 to Ann Lee; it is due 2026-12-16.")
+    assert verdict(a, b, world, {})[0] == "same"
+    assert verdict(a, c, world, {})[0] == "different"
+    assert verdict(a, d, world, {})[0] == "different"
+    w1 = Behaviour(writes=[("refund", '{"amount":5.0}')], answer="x")
+    w2 = Behaviour(writes=[("refund", '{"amount":50.0}')], answer="x")
+    assert verdict(w1, w2, world, {})[0] == "different"
+    assert verdict(Behaviour(writes=[], failed="KeyError: 'x'"), w1, world, {})[0] == "inconclusive"
+
+
+def test_probe_records_live_beside_the_runs_and_the_file_rerenders_from_them(desk: Forge) -> None:
+    name = desk.solve("Please lend book B-7 to member M-1001").learned
+    desk.probe()
+    skill = desk._index().by_name[name]
+    assert desk.library.probes_path(skill.runs[0]).is_file()
+    runs = [desk.library.load_run(h) for h in skill.runs]
+    assert runs[0].probes and runs[0].hash == skill.runs[0]  # records are data beside the run, not its identity
+    spec = spec_from_runs(runs, name=name, template=skill.template)
+    assert not isinstance(spec, Rejected)
+    assert render_skill(spec) == skill.source
+    source = skill.source
+    assert "Probed and not guarded" in source and "member has the fields it had when learned" in source.split('"""')[1]
+
+
+def test_the_probe_costs_are_counted(desk: Forge) -> None:
+    desk.solve("Please lend book B-7 to member M-1001")
+    desk.probe()
+    skill = next(iter(desk._index().by_name.values()))
+    records = desk.library.load_probes(skill.runs[0])
+    assert desk.prober.requests == sum(p.requests for p in records) > 0
+    assert desk.prober.made == len({(p.change, p.verdict, p.why) for p in records}) or desk.prober.made <= len(records)
+
+
+def test_the_budget_bounds_the_probes(tmp_path: Path) -> None:
+    forge = _forge(tmp_path, probes=1)
+    forge.solve("Please lend book B-7 to member M-1001")
+    forge.probe()
+    assert forge.prober.made == 1  # the control run, and nothing it could afford after
+    forge.close()
+    off = _forge(tmp_path / "off", probes=0)
+    off.solve("Please lend book B-7 to member M-1001")
+    assert off.probe() == [] and off.prober.made == 0
+    off.close()
+
+
+def test_probes_are_configured_and_checked(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    with pytest.raises(UserError, match="probes=-1"):
+        Forge(skills_dir=tmp_path / "s", state_dir=tmp_path / "t", probes=-1)
+    monkeypatch.setenv("SKILLFORGE_PROBES", "6")
+    monkeypatch.setenv("SKILLFORGE_PROBES_PER_HOUR", "30")
+    settings = load_settings(cwd=tmp_path)
+    assert (settings.probes, settings.probes_per_hour) == (6, 30)
+    assert load_settings(cwd=tmp_path, environ={}).probes == 0  # off unless asked for
+
+
+def _run(result: dict) -> Trajectory:
+    return Trajectory(
+        task="Check member M-1", outcome=Outcome(ok=True, output="ok"),
+        calls=[Call(tool="get_member", args={"member_id": "M-1"}, result=result),
+               Call(tool="lend_book", args={"member_id": "M-1", "amount": result.get("fines")}, result={"ok": True})],
+        tools={"get_member": ToolRef(module="m", qualname="get_member", read=True), "lend_book": ToolRef(module="m", qualname="lend_book")},
+    )
+
+
+def test_a_change_is_applied_wherever_the_value_is_the_same_thing() -> None:
+    run = _run({"id": "M-1", "fines": 4.75, "status": "active"})
+    change = changes(Guard("sign", ("fines",), "positive"), 0, run.calls[0].result, "get_member", {}, Known([run]))[0]
+    assert change.to == 47.5 == rungs(4.75)[0]
+    world = changed_world(run.calls, change)
+    assert world[0][2]["fines"] == 47.5 and world[1][1]["amount"] == 47.5  # an amount, where it was passed on too
+    flag = changes(Guard("eq", ("status",), "active"), 0, run.calls[0].result, "get_member", {}, Known([run]))
+    assert flag is None  # no other status is known: a code word is never made up
+    other = _run({"id": "M-2", "fines": 1.0, "status": "suspended"})
+    flag = changes(Guard("eq", ("status",), "active"), 0, run.calls[0].result, "get_member", {}, Known([run, other]))
+    assert [c.to for c in flag] == ["suspended"]
+    world = changed_world(run.calls, flag[0])
+    assert world[0][2]["status"] == "suspended" and world[1][2] == {"ok": True}
+
+
+def test_a_fact_settled_in_one_phrasing_is_kept_for_another() -> None:
+    """'Reset her password. Don't unlock anything.': the lock does not matter there, and does where the
+    task does not say so. A fact is dropped only where runs of every phrasing the skill holds settled it."""
+    from skillforge._probes import dropped
+    from skillforge._trajectory import Probe
+
+    locked = Probe(step=0, fact="('eq', ('locked',))", verdict="same", why="the same calls and answer")
+    told = _run({"id": "M-1", "locked": True}).model_copy(update={"probes": (locked,)})
+    plain = _run({"id": "M-2", "locked": True})
+    assert dropped([told]) == {(0, locked.fact)}
+    assert dropped([told, plain], contexts=[1, 0]) == frozenset()  # the plain phrasing's run was never probed
+    assert dropped([told, plain], contexts=[0, 0]) == {(0, locked.fact)}
