@@ -32,7 +32,7 @@ from ._lists import joined_picks, substitute
 from ._formats import agreed_formats, unformatted, written_alike
 from ._names import named
 from ._numbers import Places, lift_said, number_evidence
-from ._probes import Probed
+from ._probes import NONE, Probed
 from ._spec import Const, Expr, Fmt, Param, SkillSpec
 from ._template import LIST, PHRASING, TaskTemplate
 from ._trajectory import Trajectory
@@ -77,7 +77,8 @@ def spec_from_runs(
         template, phrasings = _shared(runs, template, phrasings)
     every = (template, *phrasings)
     # what probes settled holds for every run, where runs of each phrasing showed it (a phrasing may decide)
-    probed = Probed.of(runs, [next((i for i, t in enumerate(every) if t.bind(r.task) is not None), 0) for r in runs])
+    probed = Probed.of(runs, [next((i for i, t in enumerate(every) if t.bind(r.task) is not None), 0) for r in runs]) if any(
+        r.probes for r in runs) else NONE
 
     def lifted(traj: Trajectory, prefer: Any = None, literal: Places = frozenset(), one_listed: bool = True) -> SkillSpec | Rejected:
         k = next((i for i, t in enumerate(every) if t.bind(traj.task) is not None), 0)
