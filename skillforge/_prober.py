@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._codegen import _Renderer  # its words for a guard, so a probe's note reads like the file's guards
 from ._compile import ADMISSION_SECONDS, _StandInInstance
-from ._exceptions import SkillFileError, SkillforgeSignal
+from ._exceptions import SkillFileError, SkillforgeError, SkillforgeSignal
 from ._lifting import Rejected, lift
 from ._probes import (
     BISECT, CONTROL, DELETE, NONE, Behaviour, Change, Known, as_number, between, changed_world, changes, fact_id, moved, priority,
@@ -61,8 +61,9 @@ class _Stopped(SkillforgeSignal):
     """A call the probe's world cannot answer: the probe ends there."""
 
 
-class ProbeToolError(Exception):
-    """The error a recorded call raised, raised again by its stand-in in a probe."""
+class ProbeToolError(SkillforgeError):
+    """The error a recorded call raised, raised again by its stand-in in a probe (the agent sees a
+    tool fail as it did when the run was recorded)."""
 
 
 class _Answers:
