@@ -92,6 +92,8 @@ class ShadowReport:
     requires: list[int] = field(default_factory=list)  # require(...) lines per skill file written, sorted
     probe_runs: int = 0  # agent runs made by probes (each a model request, as the agent's one per task)
     probe_requests: int = 0  # the model requests those reported (0 for agents that report none)
+    ceiling: int = 0  # tasks whose calls (tools and argument names, in order) the agent alone already made on an earlier task
+    served_in_ceiling: int = 0  # of those, served wholly by skills
 
     @property
     def requests_saved(self) -> int:
@@ -171,6 +173,7 @@ def run(
         saved = dict(wl.TOOLBOX)
         for f in wl.TOOLS:  # register the module's functions; the agent calls the wrappers (recorded in solve())
             wl.TOOLBOX[f.__name__] = forge.tool(read=f.__name__ in wl.READS)(f)
+        shapes: set[tuple[tuple[str, tuple[str, ...]], ...]] = set()  # the calls of each task the agent alone made so far
         try:
             for i, task in enumerate(stream):
                 _apply(main, task.setup_sql)
@@ -184,11 +187,21 @@ def run(
                     logger.exception("solve() raised on task %d: %r", i, task.text)
                     result = e
                 wl.use_world(shadow)
+                calls: list[tuple[str, tuple[str, ...]]] = []
+                wrapped = dict(wl.TOOLBOX)
+                wl.TOOLBOX.update({n: _noting(f, n, calls) for n, f in wrapped.items()})
                 try:
                     alone: Any = wl.agent(task.text)
                 except Exception as e:  # the agent alone failing is an outcome to compare, not a crash
                     alone = f"<agent raised {type(e).__name__}: {e}>"
+                finally:
+                    wl.TOOLBOX.update(wrapped)
                 wl.use_world(main)
+                shape = tuple(calls)
+                seen = shape in shapes
+                shapes.add(shape)
+                report.ceiling += seen
+                report.served_in_ceiling += seen and not isinstance(result, Exception) and result.source == "skill"
                 diff = diff_states(wl.snapshot(main), wl.snapshot(shadow))
                 _tally(report, i, task, result, alone, diff)
                 if before is not None and not isinstance(result, Exception):
@@ -217,6 +230,14 @@ def run(
                 report.files_by_route.setdefault(key, []).append(name)
     report.seconds = time.perf_counter() - start
     return report
+
+
+def _noting(tool: Any, name: str, calls: list[tuple[str, tuple[str, ...]]]) -> Any:
+    """``tool``, noting each call's tool and argument names in ``calls`` (the shape of what the agent did)."""
+    def call(*args: Any, **kwargs: Any) -> Any:
+        calls.append((name, (*(f"#{k}" for k in range(len(args))), *sorted(kwargs))))
+        return tool(*args, **kwargs)
+    return call
 
 
 def _foreseen(forge: Forge, task: Task) -> Any:
@@ -328,6 +349,10 @@ def _tally(report: ShadowReport, i: int, task: Task, result: Any, alone: Any, di
         report.composed_wrong += composed
 
 
+def _share(n: int, of: int) -> str:
+    return f"{100 * n / of:.0f}%" if of else "-"
+
+
 def _median(xs: list[int]) -> float:
     if not xs:
         return 0
@@ -344,6 +369,8 @@ def render(r: ShadowReport) -> str:
         f"  served by skills (skill):       {r.served}",
         f"  handed over (skill+agent):      {r.handed_over}",
         f"  by the agent:                   {r.by_agent}",
+        f"  ceiling (calls seen before):    {r.ceiling} tasks the agent alone made the calls of an earlier one (tools, argument "
+        f"names); {r.served_in_ceiling} of them served by skills ({_share(r.served_in_ceiling, r.ceiling)})",
         f"  WRONG REPLAYS:                  {len(r.wrong_replays)} ({r.wrong_tempting} among tempting tasks; "
         f"{wrong_by['skill']} skill, {wrong_by['skill+agent']} skill+agent)",
         f"  agent-vs-agent mismatches:      {len(r.agent_mismatches)} (harness/agent non-determinism; should be 0)",

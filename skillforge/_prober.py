@@ -37,7 +37,7 @@ from ._compile import ADMISSION_SECONDS, _StandInInstance
 from ._exceptions import SkillFileError, SkillforgeError, SkillforgeSignal
 from ._lifting import Rejected, lift
 from ._probes import (
-    BISECT, CONTROL, DELETE, NONE, Behaviour, Change, Known, as_number, between, changed_world, changes, fact_id, moved, priority,
+    BISECT, CONTROL, DELETE, NONE, Behaviour, Change, Known, as_number, between, changed_world, changes, distinctive, fact_id, moved, pooled, priority,
     rungs, verdict,
 )
 from ._spec import At, Where
@@ -191,6 +191,27 @@ class _Group:
     step: int
     facts: list[Any]  # Guards
     changes: list[Change]
+    pooled: bool = False  # probed with others in one world (``_probes.pooled``)
+
+
+def _compatible(pool: list[_Group]) -> list[_Group]:
+    """The pooled groups whose changes can be made in one world (the first such, in order, is kept):
+    none at or inside a place another changes, and none changing a value from or to one another
+    changes from or to (two ids both set to the task's order id would be one thing in that world)."""
+    taken: list[tuple[int, tuple[Any, ...]]] = []
+    values: list[Any] = []
+    out = []
+    for group in pool:
+        c = group.changes[0]
+        if any(call == c.call and (where[: len(c.where)] == c.where or c.where[: len(where)] == where) for call, where in taken):
+            continue
+        mine = [v for v in (c.old, c.to) if distinctive(v)]  # those are changed wherever they appear
+        if any(type(v) is type(w) and v == w for v in mine for w in values):
+            continue
+        taken.append((c.call, c.where))
+        values += mine
+        out.append(group)
+    return out
 
 
 class Prober:
@@ -301,7 +322,14 @@ class Prober:
             made.append(control)
         if control.verdict != SAME:
             return made, spent
-        for group in groups:
+        pool = [g for g in groups if g.pooled]
+        if pool and self._affordable(1, left - spent):
+            records, cost = self._pool(skill, spec, run, params, pool, left - spent)
+            made += records
+            spent += cost
+        # a fact of one change before a number's search, and a code word's several values last: the
+        # budget goes to as many facts as it can settle
+        for group in sorted((g for g in groups if not g.pooled), key=lambda g: (len(g.changes) > 1, g.changes[0].number)):
             if group.changes[0].number:
                 found = self._search(skill, run, params, group.changes[0], left - spent)
             elif self._affordable(len(group.changes), left - spent):
@@ -313,20 +341,69 @@ class Prober:
             else:
                 continue
             spent += len(found)
-            for g in group.facts:
+            for k, g in enumerate(group.facts):
                 shown = _said(skill, spec, group.step, g)
                 for change, said, why, requests in found:
                     made.append(Probe(step=group.step, fact=fact_id(g), said=shown, change=change.said, verdict=said, why=why,
-                                      requests=requests, was=change.old, to=change.to if change.to is not DELETE else None))
+                                      requests=requests if k == 0 else 0, runs=int(k == 0),
+                                      was=change.old, to=change.to if change.to is not DELETE else None))
         return made, spent
 
-    def _one(self, skill: SkillFile, run: Trajectory, params: dict[str, Any], change: Change) -> tuple[Change, str, str, int]:
-        """One probe: the agent and the skill in the world with ``change``; the verdict."""
+    def _one(self, skill: SkillFile, run: Trajectory, params: dict[str, Any], change: Change | Sequence[Change]) -> tuple[Any, str, str, int]:
+        """One probe: the agent and the skill in the world with ``change`` (or several at once); the verdict."""
         world = changed_world(run.calls, change)
         agent_did, requests = self._agent(run.task, world)
         skill_did = probe_skill_code(skill, params, world)
         said, why = verdict(agent_did, skill_did, world, params)
         return change, said, why, requests
+
+    def _pool(
+        self, skill: SkillFile, spec: Any, run: Trajectory, params: dict[str, Any], pool: list[_Group], left: int,
+    ) -> tuple[list[Probe], int]:
+        """The pooled facts (``_probes.pooled``) probed together: all changed in one world; where the agent
+        acts otherwise there, each half alone, down to the facts that decide. A fact is dropped only by a
+        probe it was changed in that came out the same; facts whose halves each came out the same but
+        not together decide together, and are kept (recorded ``different``). Within ``left`` agent runs."""
+        made: list[Probe] = []
+        spent = 0
+        owed = [0, 0]  # requests and runs of a pool split further, counted on the next record
+
+        def record(part: list[_Group], said: str, why: str, requests: int, runs: int = 1) -> None:
+            requests, runs = requests + owed[0], runs + owed[1]
+            owed[:] = [0, 0]
+            others = f" (one of {len(part)} facts changed at once)" if len(part) > 1 else ""
+            for group in part:
+                change = group.changes[0]
+                for g in group.facts:
+                    made.append(Probe(step=group.step, fact=fact_id(g), said=_said(skill, spec, group.step, g),
+                                      change=change.said + others, verdict=said, why=why, requests=requests, runs=runs,
+                                      was=change.old, to=change.to if change.to is not DELETE else None))
+                    requests = runs = 0  # counted once, on the world's first record
+
+        def probe(part: list[_Group]) -> str | None:
+            nonlocal spent
+            if not self._affordable(1, left - spent):
+                return None
+            _c, said, why, requests = self._one(skill, run, params, [g.changes[0] for g in part])
+            spent += 1
+            if said == SAME or len(part) == 1:
+                record(part, said, why, requests)
+                return said
+            owed[0] += requests
+            owed[1] += 1
+            half = len(part) // 2
+            a = probe(part[:half])
+            b = probe(part[half:]) if a is not None else None
+            if a == SAME and b == SAME:  # they decide together, or (inconclusive) doubt keeps them
+                record(part, said, f"each half of these facts changed alike, all at once not: {why}", 0, 0)
+            return said
+
+        rest = list(pool)
+        while rest and self._affordable(1, left - spent):
+            batch = _compatible(rest)
+            probe(batch)
+            rest = [g for g in rest if g not in batch]
+        return made, spent
 
     def _search(self, skill: SkillFile, run: Trajectory, params: dict[str, Any], first: Change, left: int) -> list[Any]:
         """A number's probes: beyond the value seen, between there and it where the agent acted
@@ -390,7 +467,9 @@ class Prober:
                 if not cs:
                     continue
                 key = (i, repr([(c.where, "deleted" if c.to is DELETE else c.to) for c in cs]))
-                groups.setdefault(key, _Group(i, [], cs)).facts.append(g)
+                group = groups.setdefault(key, _Group(i, [], cs, pooled(g, cs)))
+                group.facts.append(g)
+                group.pooled = group.pooled and pooled(g, cs)
                 rank[key] = min(rank.get(key, (9, i)), (priority(g), i))
         return [groups[k] for k in sorted(groups, key=lambda k: (rank[k], k))]
 
@@ -413,7 +492,7 @@ class Prober:
         if said == DIFFERENT:
             said, why = INCONCLUSIVE, f"unchanged, the agent already acts otherwise than recorded ({why})"
         return Probe(step=-1, fact=CONTROL, said="the world as recorded", change="nothing changed", verdict=said, why=why,
-                     requests=requests)
+                     requests=requests, runs=1)
 
 
 def _said(skill: SkillFile, spec: Any, step: int, g: Any) -> str:

@@ -11,7 +11,7 @@ again on a recorded run's task with every tool answered from the record, one fac
 - **What it is changed to** (``changes``): a flag flipped; a text moved to other values the field is
   known to take (the library's recorded runs); a code word (``pending``) to each such value, since one
   other code the agent treats alike says nothing of a third; a non-empty list emptied; a field the
-  skill does not read taken away; a task value's relation turned (the field made equal to it); a
+  skill does not read taken away; a list of codes given other codes it is known to hold; a task value's relation turned (the field made equal to it); a
   number moved beyond the range seen (ten times it), then between that and the value seen where the
   agent acted otherwise (``BISECT`` times, halving the scale), and below it (a tenth, then 0): its
   facts become the range over which the agent acted alike.
@@ -46,12 +46,12 @@ from ._trajectory import DIFFERENT, INCONCLUSIVE, SAME, Probe, Trajectory, canon
 from ._values import EACH, enum_like
 
 __all__ = [
-    "CONTROL", "DELETE", "LADDER", "NONE", "PROBED", "Behaviour", "Change", "Known", "Probed", "carried", "changed_world", "changes", "concrete",
-    "dropped", "dropped_lines", "fact_id", "ranges", "verdict",
+    "CONTROL", "DELETE", "LADDER", "NONE", "PROBED", "Behaviour", "Change", "Known", "Probed", "carried", "changed_world", "changes", "concrete", "distinctive",
+    "dropped", "dropped_lines", "fact_id", "pooled", "ranges", "verdict",
 ]
 
 # guard kinds a probe may change: facts of a read's world (see the module docstring)
-PROBED = frozenset({"eq", "sign", "textsign", "digits", "len", "keys", "equal", "near", "member"})
+PROBED = frozenset({"eq", "sign", "textsign", "digits", "len", "keys", "equal", "near", "member", "codes"})
 NUMERIC = frozenset({"sign", "textsign", "digits"})  # and ``eq`` of a small integer: facts of a number's scale
 BISECT = 2  # points tried between where the agent acted alike and where it did not, above the value seen
 CODES = 4  # other values of a code word probed, at most
@@ -203,6 +203,8 @@ def changes(
     if g.kind not in PROBED:
         return None
     where = concrete(result, g.path, params)
+    if where is None and g.kind in ("near", "member") and g.path.count(EACH) == 1:
+        where = _first_element(result, g.path, params)  # a task value among a field of every element: the first's
     if where is None:
         return None
     value = _at(result, where)
@@ -218,10 +220,20 @@ def changes(
     if g.kind in ("equal", "near", "member"):  # a task value's relation: the field made to hold it (or not)
         name, holds = g.value
         task_value = params.get(name)
-        if holds or type(task_value) is not str or type(value) not in (str, list):
+        if holds or type(task_value) is not str or type(value) not in (str, list, dict) or (type(value) is dict and not value):
             return None  # a relation that holds is what the skill acts on: not moved
-        to: Any = [*value, task_value] if type(value) is list else task_value
+        if type(value) is dict:  # a record keyed by id: one more under the task's value, like its first
+            to: Any = {**value, task_value: copy.deepcopy(next(iter(value.values())))}
+        else:
+            to = [*value, task_value] if type(value) is list else task_value
         return [Change(call, where, value, to, f"{shown} set to {to!r} (the task's {name})")]
+    if g.kind == "codes":  # the codes a list holds: other codes the field is known to hold, added at once
+        if type(value) is not list:
+            return None
+        extra = [c for c in known.others(tool, where, "") if c not in value][:CODES]
+        if not extra:
+            return None
+        return [Change(call, where, value, [*value, *extra], f"{shown} given {', '.join(map(repr, extra))} too")]
     if type(value) is bool:
         return [Change(call, where, value, not value, f"{shown} set to {not value!r}")]
     if g.kind == "len":
@@ -240,6 +252,33 @@ def changes(
     return None
 
 
+def _first_element(result: Any, path: tuple[Any, ...], params: dict[str, Any]) -> tuple[str | int, ...] | None:
+    """The place of ``path``'s field in the first element of the list its ``EACH`` steps over, or None."""
+    k = path.index(EACH)
+    head = concrete(result, path[:k], params)
+    if head is None:
+        return None
+    items = _at(result, head)
+    if type(items) not in (list, dict) or not items:
+        return None
+    first = 0 if type(items) is list else next(iter(items))  # a list's first element, an id-keyed record's first
+    rest = concrete(items[first], path[k + 1:], params)
+    return None if rest is None else (*head, first, *rest)
+
+
+def pooled(g: Guard, cs: Sequence[Change]) -> bool:
+    """Whether fact ``g`` (probed by ``cs``) is probed together with others, in one world where they are
+    all changed at once (``_prober`` splits a pool the agent acts otherwise in, to find the facts that
+    decide): a task value's relations, a name or place that is no code word, the coincidences a run
+    shows most of. A flag, a code word and a number are each probed alone: they decide most often, and
+    a pool would let one excuse another (a fine over the limit forgiven for a member who is staff); so
+    are a list's emptiness and a record's fields, which the agent acts on or needs as often as not
+    (measured on the storefront shadow: a pool holding them seldom came out the same)."""
+    if len(cs) != 1 or cs[0].number or type(cs[0].old) is bool:
+        return False
+    return g.kind in ("equal", "near", "member") or (g.kind == "eq" and not enum_like(cs[0].old))
+
+
 def priority(g: Guard) -> int:
     """The order facts are probed in, within a budget: what decides most often first (a code, a flag,
     a number), then a list's emptiness, a record's fields, and last a task value's relations."""
@@ -250,7 +289,7 @@ def _place(g: Guard) -> str:
     return "".join(f"[{k!r}]" if not isinstance(k, (At, Where)) else f"[{type(k).__name__.lower()} {k.name}]" for k in g.path) or "the result"
 
 
-def _distinctive(v: Any) -> bool:
+def distinctive(v: Any) -> bool:
     """A value that, met elsewhere in a record, is the same thing: an id, an email, an amount."""
     if type(v) is str:
         return len(v) >= 4 and any(c.isdigit() or c == "@" for c in v)
@@ -267,15 +306,24 @@ def _substituted(value: Any, old: Any, new: Any) -> Any:
     return value
 
 
-def changed_world(calls: Sequence[Any], change: Change | None) -> list[tuple[str, dict[str, Any], Any, str | None]]:
+def changed_world(
+    calls: Sequence[Any], change: Change | Sequence[Change] | None,
+) -> list[tuple[str, dict[str, Any], Any, str | None]]:
     """The record's calls ``(tool, args, result, error)`` with ``change`` applied consistently (see the
-    module docstring); ``change`` None: the world as recorded."""
+    module docstring); several changes one after another; ``change`` None: the world as recorded."""
     world = [(c.tool, copy.deepcopy(c.args), copy.deepcopy(c.result), c.error) for c in calls]
-    if change is None:
-        return world
-    key = canonical_json([calls[change.call].tool, calls[change.call].args])
+    keys = [canonical_json([c.tool, c.args]) for c in calls]
+    for one in (() if change is None else (change,) if isinstance(change, Change) else change):
+        world = _applied(world, keys, one)
+    return world
+
+
+def _applied(
+    world: list[tuple[str, dict[str, Any], Any, str | None]], keys: list[str], change: Change,
+) -> list[tuple[str, dict[str, Any], Any, str | None]]:
+    key = keys[change.call]
     for k, (tool, args, result, error) in enumerate(world):
-        if k != change.call and canonical_json([tool, args]) != key:
+        if k != change.call and keys[k] != key:
             continue
         if not change.where:  # the whole result (a list a read returned)
             if k == change.call or result == change.old:
@@ -292,7 +340,7 @@ def changed_world(calls: Sequence[Any], change: Change | None) -> list[tuple[str
                 parent[last] = copy.deepcopy(change.to)
         except (KeyError, IndexError, TypeError):
             continue
-    if change.to is not DELETE and _distinctive(change.old) and type(change.to) is type(change.old):
+    if change.to is not DELETE and distinctive(change.old) and type(change.to) is type(change.old):
         world = [(t, _substituted(a, change.old, change.to), _substituted(r, change.old, change.to), e) for t, a, r, e in world]
     return world
 

@@ -213,7 +213,8 @@ class Probe(BaseModel):
     checks, ``change`` what was changed, ``verdict`` one of ``same`` (the agent made the calls and
     answer the skill makes in that world: the fact does not decide there), ``different`` (it
     decides) or ``inconclusive`` (kept as a guard), ``why`` the evidence in a few words and
-    ``requests`` the model requests the probe cost, ``was`` and ``to`` the value changed and the
+    ``requests`` the model requests the probe cost (and ``runs`` the agent runs), each counted on a
+    world's first record only, ``was`` and ``to`` the value changed and the
     one it was changed to. A run's probes are stored beside it
     (``skills/runs/probes/<run hash>.json``), never in its hash: learning reads them as data.
     """
@@ -227,6 +228,7 @@ class Probe(BaseModel):
     verdict: str
     why: str = ""
     requests: int = 0
+    runs: int = 0  # the agent runs the record accounts for: 1 on a world's first record (its requests too), else 0
     was: Any = None  # the value changed, and what it was changed to (a number's probes make its range)
     to: Any = None
 

@@ -91,6 +91,28 @@ def test_one_run_and_its_probes_serve_another_amount(tmp_path: Path) -> None:
     forge.close()
 
 
+def test_facts_that_decide_only_together_are_both_kept(tmp_path: Path) -> None:
+    """The local agent lends to members who live in Springfield or hold a card of its branch. Either
+    fact changed alone, it lends all the same; both together (as a pool of facts is changed), it refuses.
+    Probed one at a time, both would be dropped and a member of neither be lent to."""
+    forge = _forge(tmp_path, agent=lending.local_agent, probes=40)
+    refused = forge.solve("Could you lend B-1 to M-1006?")  # Shelbyville both: a value the fields are known to take
+    assert "live in Springfield" in refused.output
+    name = forge.solve("Please lend book B-7 to member M-1001").learned
+    forge.probe()
+    records = [p for h in forge._index().by_name[name].runs for p in forge.library.load_probes(h)]
+    for field in ("city", "branch"):
+        mine = [p for p in records if p.said.startswith(f"member[{field!r}]")]
+        assert mine and any(p.verdict == "different" and "all at once not" in p.why for p in mine), field
+    assert any(p.verdict == "same" and "changed at once" in p.change for p in records)  # the rest of the pool dropped
+    source = _source(forge, name)
+    assert "member['city'] == 'Springfield'" in source and "member['branch'] == 'Springfield'" in source
+    away = forge.solve("Please lend book B-2 to member M-1007")  # lives elsewhere, card from elsewhere
+    assert away.source != "skill" and "live in Springfield" in away.output
+    assert ("M-1007", "B-2") not in lending.writes()
+    forge.close()
+
+
 def test_a_call_the_record_cannot_answer_keeps_the_guard(tmp_path: Path) -> None:
     """An agent that reads the ledger of a member owing over $5.00: probing fines above that asks for a
     call no record holds, so the probe is inconclusive and the fines keep their guards."""
@@ -154,10 +176,11 @@ def test_the_probe_costs_are_counted(desk: Forge) -> None:
     desk.probe()
     skill = next(iter(desk._index().by_name.values()))
     records = desk.library.load_probes(skill.runs[0])
-    shared = {(p.step, p.change): p.requests for p in records}  # a change's requests, once however many facts it probed
-    assert desk.prober.requests == sum(shared.values()) > 0
-    # one agent run for the control and one per change tried (the facts a change probes share it)
-    assert desk.prober.made == 1 + len({(p.step, p.change) for p in records if p.step >= 0})
+    # each world's requests and agent run counted once, on its first record, however many facts it probed
+    assert desk.prober.requests == sum(p.requests for p in records) > 0
+    assert desk.prober.made == sum(p.runs for p in records) == len({(p.step, p.change) for p in records if p.runs})
+    pooled = [p for p in records if "changed at once" in p.change]
+    assert pooled and sum(p.runs for p in pooled) < len(pooled)  # facts probed together share one world
 
 
 def test_the_budget_bounds_the_probes(tmp_path: Path) -> None:
@@ -218,3 +241,35 @@ def test_a_fact_settled_in_one_phrasing_is_kept_for_another() -> None:
     assert dropped([told]) == {(0, locked.fact)}
     assert dropped([told, plain], contexts=[1, 0]) == frozenset()  # the plain phrasing's run was never probed
     assert dropped([told, plain], contexts=[0, 0]) == {(0, locked.fact)}
+
+
+def test_codes_and_a_task_value_among_every_element_are_probed() -> None:
+    """A list of code words is given codes the field is known to hold (all at once); a task value not
+    among a field of every element (or of a record keyed by id) is put in the first one."""
+    run = _run({"id": "M-1", "groups": ["staff"], "cards": [{"no": "C-11"}, {"no": "C-12"}], "holds": {"H-1": {"no": "H-1"}}})
+    other = _run({"id": "M-2", "groups": ["vpn", "admins", "staff"], "cards": [], "holds": {}})
+    known = Known([run, other])
+    result = run.calls[0].result
+    codes = changes(Guard("codes", ("groups",), ("staff",)), 0, result, "get_member", {}, known)
+    assert [c.to for c in codes] == [["staff", "admins", "vpn"]]
+    card = changes(Guard("near", ("cards", "*", "no"), ("code", False)), 0, result, "get_member", {"code": "C-99"}, known)
+    assert [(c.where, c.to) for c in card] == [(("cards", 0, "no"), "C-99")]
+    hold = changes(Guard("near", ("holds",), ("code", False)), 0, result, "get_member", {"code": "H-9"}, known)
+    assert list(hold[0].to) == ["H-1", "H-9"] and hold[0].to["H-9"] == {"no": "H-1"}
+    assert changes(Guard("near", ("cards", "*", "no"), ("code", True)), 0, result, "get_member", {"code": "C-11"}, known) is None
+
+
+def test_changes_made_at_once_never_collide() -> None:
+    """Two ids set to the same task value would be one thing in a world where both change (each is
+    changed wherever it appears): such changes are not pooled together, nor two at one place."""
+    from skillforge._prober import _compatible, _Group
+    from skillforge._probes import Change
+
+    def group(where, old, to):
+        return _Group(0, [], [Change(1, where, old, to, "")], pooled=True)
+
+    a, b = group(("user_id",), "U-100", "#W100"), group(("payment", "id"), "P-200", "#W100")
+    c, d = group(("city",), "Springfield", "Austin"), group(("state",), "IL", "Austin")
+    e = group(("payment",), {"id": "P-200"}, {})
+    assert _compatible([a, b, c, d, e]) == [a, c, d, e]  # b: set to the id a is set to (a city is no id)
+    assert _compatible([b, e]) == [b]  # e: the place holding b's

@@ -4,7 +4,8 @@ Members have a status and fines; books are lent to active members whose fines ar
 Orders are refunded in full if they total at most $500.00. The agents (plain functions calling the
 tools through ``TOOLBOX``) report one model request per tool call and one for the answer, as an LLM
 agent would. ``ledger_agent`` reads a member's ledger (a call no record of the plain agent holds)
-when the fines are over $5.00; ``noisy_agent`` words its answer otherwise each time, and every other
+when the fines are over $5.00; ``local_agent`` lends only to members living in Springfield or
+holding a card of its branch; ``noisy_agent`` words its answer otherwise each time, and every other
 time names the member's branch (a value of the world), as a model answering in its own words may.
 """
 
@@ -28,15 +29,18 @@ def make_world(path: Path) -> Path:
     path.unlink(missing_ok=True)
     with sqlite3.connect(path) as db:
         db.executescript("""
-            CREATE TABLE members (member_id TEXT PRIMARY KEY, name TEXT, status TEXT, fines REAL, city TEXT);
+            CREATE TABLE members (member_id TEXT PRIMARY KEY, name TEXT, status TEXT, fines REAL, city TEXT, branch TEXT);
             CREATE TABLE loans (loan_id INTEGER PRIMARY KEY AUTOINCREMENT, member_id TEXT, book_id TEXT);
             CREATE TABLE orders (order_id TEXT PRIMARY KEY, total REAL, status TEXT);
             CREATE TABLE refunds (order_id TEXT, amount REAL);
-            INSERT INTO members VALUES ('M-1001', 'Ann Lee', 'active', 4.75, 'Springfield'),
-                                       ('M-1002', 'Bo Ng', 'active', 2.0, 'Springfield'),
-                                       ('M-1003', 'Tom Becker', 'active', 14.25, 'Springfield'),
-                                       ('M-1004', 'Di Roy', 'active', 10.5, 'Springfield'),
-                                       ('M-1005', 'Cy Old', 'active', 0.0, 'Springfield');
+            INSERT INTO members VALUES ('M-1001', 'Ann Lee', 'active', 4.75, 'Springfield', 'Springfield'),
+                                       ('M-1002', 'Bo Ng', 'active', 2.0, 'Springfield', 'Springfield'),
+                                       ('M-1003', 'Tom Becker', 'active', 14.25, 'Springfield', 'Springfield'),
+                                       ('M-1004', 'Di Roy', 'active', 10.5, 'Springfield', 'Springfield'),
+                                       ('M-1005', 'Cy Old', 'active', 0.0, 'Springfield', 'Springfield'),
+                                       ('M-1006', 'Ed Park', 'active', 1.0, 'Shelbyville', 'Shelbyville'),
+                                       ('M-1007', 'Flo Wu', 'active', 1.5, 'Shelbyville', 'Shelbyville'),
+                                       ('M-1008', 'Gus Tan', 'active', 3.0, 'Shelbyville', 'Springfield');
             INSERT INTO orders VALUES ('W-301', 30.0, 'delivered'), ('W-302', 5.0, 'delivered'), ('W-303', 75.25, 'delivered'),
                                       ('W-304', 820.0, 'delivered');
         """)
@@ -50,13 +54,14 @@ def _db() -> sqlite3.Connection:
 
 
 def get_member(member_id: str) -> dict:
-    """A library member: name, status, fines owed and home city."""
+    """A library member: name, status, fines owed, home city and the branch their card is from."""
     CALLED.append("get_member")
     with _db() as db:
-        row = db.execute("SELECT member_id, name, status, fines, city FROM members WHERE member_id = ?", (member_id,)).fetchone()
+        row = db.execute("SELECT member_id, name, status, fines, city, branch FROM members WHERE member_id = ?",
+                         (member_id,)).fetchone()
     if row is None:
         raise KeyError(member_id)
-    return {"id": row[0], "name": row[1], "status": row[2], "fines": row[3], "city": row[4]}
+    return {"id": row[0], "name": row[1], "status": row[2], "fines": row[3], "city": row[4], "branch": row[5]}
 
 
 def get_ledger(member_id: str) -> dict:
@@ -107,7 +112,7 @@ def _call(name: str, **args: Any) -> Any:
     return TOOLBOX[name](**args)
 
 
-def agent(task: str, transcript: Any = None, *, ledger: bool = False, noise: Any = None) -> str:
+def agent(task: str, transcript: Any = None, *, ledger: bool = False, noise: Any = None, local: bool = False) -> str:
     done = {(c.tool, tuple(sorted(c.args.items()))): c.result for c in transcript or () if c.error is None}
 
     def call(name: str, **args: Any) -> Any:
@@ -124,6 +129,8 @@ def agent(task: str, transcript: Any = None, *, ledger: bool = False, noise: Any
             return f"Sorry {member['name']}, your card is {member['status']}."
         if member["fines"] > 10:
             return f"Sorry {member['name']}, you owe ${member['fines']:.2f}; please pay it first."
+        if local and "Springfield" not in (member["city"], member["branch"]):
+            return f"Sorry {member['name']}, we lend to people who live in Springfield or hold a card of its branch."
         loan = call("lend_book", member_id=member_id, book_id=book)
         return f"Lent {book} to {member['name']}; it is due {loan['due_on']}.{noise(member) if noise else ''}"
     if m := re.search(r"refund order (W-\d+)", task, re.I):
@@ -133,6 +140,12 @@ def agent(task: str, transcript: Any = None, *, ledger: bool = False, noise: Any
         done_ = call("refund", order_id=m[1], amount=order["total"])
         return f"Refunded ${done_['refunded']:.2f} for order {m[1]}."
     return "I could not tell what you need."
+
+
+def local_agent(task: str, transcript: Any = None) -> str:
+    """Lends only to members who live in Springfield or hold a card of its branch: either fact alone
+    changed does not change what it does, both together do."""
+    return agent(task, transcript, local=True)
 
 
 def ledger_agent(task: str, transcript: Any = None) -> str:
