@@ -113,6 +113,23 @@ def test_facts_that_decide_only_together_are_both_kept(tmp_path: Path) -> None:
     forge.close()
 
 
+@pytest.mark.parametrize(("learned", "other", "written"), [
+    ("Please lend book B-7 to member M-1001", "Please lend book B-8 to member M-1002", ("M-1002", "B-8")),  # an id
+    ("Please lend book B-7 to Ann Lee", "Please lend book B-8 to Bo Ng", ("M-1002", "B-8")),  # a name
+    ("Please lend book B-7 to ann.lee@example.com", "Please lend book B-8 to cy.old@example.com", ("M-1005", "B-8")),  # an email
+    ("Please refund order W-301", "Please refund order W-303", ("W-303", 75.25)),  # an amount the write takes
+])
+def test_one_run_and_its_probes_serve_a_task_of_the_same_shape(tmp_path: Path, learned: str, other: str, written: tuple) -> None:
+    """Learned from one run, probed, a task of the same shape with other values is served as code."""
+    forge = _forge(tmp_path)
+    name = forge.solve(learned).learned
+    assert name and forge.probe() == [name]
+    again = forge.solve(other)
+    assert again.source == "skill" and again.llm_calls == 0, again.handover
+    assert written in lending.writes()
+    forge.close()
+
+
 def test_a_call_the_record_cannot_answer_keeps_the_guard(tmp_path: Path) -> None:
     """An agent that reads the ledger of a member owing over $5.00: probing fines above that asks for a
     call no record holds, so the probe is inconclusive and the fines keep their guards."""

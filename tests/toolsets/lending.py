@@ -64,6 +64,21 @@ def get_member(member_id: str) -> dict:
     return {"id": row[0], "name": row[1], "status": row[2], "fines": row[3], "city": row[4], "branch": row[5]}
 
 
+def find_member(email: str = "", name: str = "") -> str:
+    """The id of the member with this email, or this full name."""
+    CALLED.append("find_member")
+    with _db() as db:
+        rows = db.execute("SELECT member_id, name FROM members").fetchall()
+    for member_id, full in rows:
+        if email and email.lower() == _email(full) or name and name.lower() == full.lower():
+            return member_id
+    raise KeyError(email or name)
+
+
+def _email(name: str) -> str:
+    return name.lower().replace(" ", ".") + "@example.com"
+
+
 def get_ledger(member_id: str) -> dict:
     """What a member paid and owes, line by line."""
     CALLED.append("get_ledger")
@@ -97,8 +112,8 @@ def refund(order_id: str, amount: float) -> dict:
     return {"order_id": order_id, "refunded": amount}
 
 
-TOOLS = (get_member, get_ledger, lend_book, get_order, refund)
-READS = frozenset({"get_member", "get_ledger", "get_order"})
+TOOLS = (find_member, get_member, get_ledger, lend_book, get_order, refund)
+READS = frozenset({"find_member", "get_member", "get_ledger", "get_order"})
 
 
 def writes() -> list[tuple[Any, ...]]:
@@ -107,21 +122,29 @@ def writes() -> list[tuple[Any, ...]]:
             "SELECT * FROM refunds").fetchall()
 
 
-def _call(name: str, **args: Any) -> Any:
+def _call(tool: str, /, **args: Any) -> Any:
     skillforge.report_usage()  # one model request per tool call
-    return TOOLBOX[name](**args)
+    return TOOLBOX[tool](**args)
 
 
 def agent(task: str, transcript: Any = None, *, ledger: bool = False, noise: Any = None, local: bool = False) -> str:
     done = {(c.tool, tuple(sorted(c.args.items()))): c.result for c in transcript or () if c.error is None}
 
-    def call(name: str, **args: Any) -> Any:
-        key = (name, tuple(sorted(args.items())))
-        return done[key] if key in done else _call(name, **args)
+    def call(tool: str, /, **args: Any) -> Any:
+        key = (tool, tuple(sorted(args.items())))
+        return done[key] if key in done else _call(tool, **args)
 
     skillforge.report_usage()  # and one for the answer
-    if m := re.search(r"lend (?:book )?(B-\d+) to (?:member )?(M-\d+)", task, re.I):
-        book, member_id = m[1], m[2]
+    m = re.search(r"lend (?:book )?(B-\d+) to (?:member )?(M-\d+)", task, re.I)
+    by = re.search(r"lend (?:book )?(B-\d+) to (\S+@\S+?)\.?$", task, re.I) or re.search(
+        r"lend (?:book )?(B-\d+) to ([A-Z][a-z]+ [A-Z][a-z]+)", task)
+    if m or by:
+        book = (m or by)[1]  # type: ignore[index]
+        if by and not m:
+            who = by[2]
+            member_id = call("find_member", **({"email": who} if "@" in who else {"name": who}))
+        else:
+            member_id = m[2]  # type: ignore[index]
         member = call("get_member", member_id=member_id)
         if ledger and member["fines"] > 5:
             call("get_ledger", member_id=member_id)
