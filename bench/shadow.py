@@ -378,6 +378,9 @@ def render(r: ShadowReport) -> str:
         f"  skill files written:            {len(r.skills_written)} (from {r.learned} learning solves)",
         f"  model requests saved:           {r.requests_saved} (1 per task served fully by a skill)"
         + (f"; probes made {r.probe_runs} agent runs, so {r.requests_saved - r.probe_runs} net" if r.probe_runs else ""),
+        *([f"  probes per skill file:          {r.probe_runs / max(1, len(r.skills_written)):.1f} agent runs: a skill repays "
+           f"its probes after as many hits (each saves one agent run); {r.served / max(1, len(r.skills_written)):.1f} hits "
+           "per file in this stream"] if r.probe_runs else []),
         f"  require(...) per skill file:    median {_median(r.requires)}, max {max(r.requires, default=0)}",
         f"  composed of clause skills:      {sum(r.composed.values())} served"
         + (f" ({', '.join(f'{n} by {k}' for k, n in sorted(r.composed.items()))})" if r.composed else "")

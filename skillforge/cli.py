@@ -539,9 +539,14 @@ def report(app: str | None, log_path: Path | None, output: Path) -> None:
 @click.option("--timeout", default=300.0, show_default=True, type=click.FloatRange(min=0, min_open=True),
               help="Seconds to wait for the upstream.")
 @click.option("--no-learn", is_flag=True, help="Serve the skills there are; learn nothing new.")
+@click.option("--probes", default=0, show_default=True, type=click.IntRange(min=0), metavar="N",
+              help="Probe runs per skill learned or widened: the upstream asked again, with the client's key, with one "
+                   "tool result changed, to find what decides (costs model requests; 0: off).")
+@click.option("--probes-per-hour", default=120, show_default=True, type=click.IntRange(min=0), metavar="N",
+              help="At most this many probe runs per namespace per hour.")
 def proxy(
     upstream: str, host: str, port: int, skills_dir: Path, state_dir: Path, share: bool, reads: str | None,
-    timeout: float, no_learn: bool,
+    timeout: float, no_learn: bool, probes: int, probes_per_hour: int,
 ) -> None:
     """Serve an OpenAI-compatible chat-completions proxy that learns skills from conversations.
 
@@ -554,9 +559,10 @@ def proxy(
     except ImportError as e:
         raise click.ClickException(f"the proxy needs its extra ({e}): pip install 'skillforge[proxy]'") from e
     app = Proxy(upstream, skills_dir=skills_dir, state_dir=state_dir, share=share, timeout=timeout, learn=not no_learn,
+                probes=probes, probes_per_hour=probes_per_hour,
                 **({"reads": reads} if reads is not None else {}))  # a ConfigError is main()'s one-line error
     click.echo(f"skillforge proxy on http://{host}:{port}/v1 -> {app.upstream}; skills in {skills_dir}"
-               f"{' (shared by every API key)' if share else ''}")
+               f"{' (shared by every API key)' if share else ''}{f'; {probes} probe runs per skill learned' if probes else ''}")
     serve(app, host=host, port=port, log_level="warning")
 
 

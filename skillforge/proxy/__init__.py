@@ -7,7 +7,7 @@ upstream. Needs the ``proxy`` extra: ``pip install 'skillforge[proxy]'``.
 
 Modules: ``conversations`` (a request read as a run, pure), ``toolset`` (stand-in tools from
 the request's schemas), ``namespaces`` (whose skills serve whom), ``replay`` (serve or
-forward; learn), ``responses`` (the replies' format, pure), ``app`` (the Starlette app),
+forward; learn), ``probing`` (the upstream as the agent probes ask), ``responses`` (the replies' format, pure), ``app`` (the Starlette app),
 ``server`` (uvicorn).
 """
 

@@ -63,6 +63,9 @@ class Proxy:
         reads: a regex for the names of tools that only read.
         timeout: seconds to wait for the upstream (to connect, and between bytes of a reply).
         learn: learn from finished conversations (off: serve what is in ``skills_dir`` only).
+        probes: probe runs per skill learned or widened, asking the upstream with the client's key
+            (``skillforge.proxy.probing``; 0, the default: off), and at most ``probes_per_hour`` per
+            namespace. Counted in ``stats`` (``probe_runs``, ``probe_requests``).
 
     Raises:
         ConfigError: ``upstream`` is not an http(s) URL, or ``reads`` is not a regular expression.
@@ -82,15 +85,22 @@ class Proxy:
         reads: str = DEFAULT_READS,
         timeout: float = 300.0,
         learn: bool = True,
+        probes: int = 0,
+        probes_per_hour: int = 120,
     ) -> None:
         if not upstream.startswith(("http://", "https://")):
             raise ConfigError(f"the upstream must be an http(s) URL such as https://api.openai.com/v1, got {upstream!r}")
+        for what, n in (("probes", probes), ("probes_per_hour", probes_per_hour)):
+            if type(n) is not int or n < 0:
+                raise ConfigError(f"{what}={n!r}: give a whole number of probe runs, 0 or more (0 turns probes off)")
         self.upstream = upstream.rstrip("/")
-        self.namespaces = Namespaces(skills_dir, state_dir, share=share, reads=reads)
+        self.namespaces = Namespaces(skills_dir, state_dir, share=share, reads=reads, upstream=self.upstream, probes=probes,
+                                     probes_per_hour=probes_per_hour, timeout=timeout)
         self.timeout = timeout
         self.learning = learn
         self.stats: dict[str, int] = dict.fromkeys(
-            ("requests", "served_calls", "served_answers", "forwarded", "upstream_errors", "learned", "not_learned"), 0
+            ("requests", "served_calls", "served_answers", "forwarded", "upstream_errors", "learned", "not_learned",
+             "probe_runs", "probe_requests"), 0
         )
         self._stats_lock = threading.Lock()
         self._idle = threading.Condition()
@@ -157,6 +167,8 @@ class Proxy:
             return await self._forward(request, raw, None)
         tenant = self.namespaces.tenant(request.headers.get("authorization"), request.headers.get(NAMESPACE_HEADER))
         ns, decision = await run_in_threadpool(self._decide, tenant, conv)
+        if ns.prober is not None:
+            ns.prober.use_key(request.headers.get("authorization"))  # in memory only: what probes are sent with
         if isinstance(decision, Forward):
             logger.debug("forwarded: %s", decision.reason)
             return await self._forward(request, raw, (ns, conv))
@@ -256,11 +268,22 @@ class Proxy:
         try:
             learned = learn(ns, conv, answer)
             self._count("learned" if learned.skills else "not_learned")
+            if ns.prober is not None and ns.forge is not None and learned.skills:
+                self._probe(ns.forge)
         except Exception:  # learn() returns verdicts; anything else is a bug, logged, never fatal
             logger.exception("learning from a conversation failed")
             self._count("not_learned")
         finally:
             self._done_learning()
+
+    def _probe(self, forge: Any) -> None:
+        """Probe the skills just learned, through the upstream (off the request's path), and count it."""
+        made, requests = forge.prober.made, forge.prober.requests
+        try:
+            forge.probe()
+        finally:
+            self._count("probe_runs", forge.prober.made - made)
+            self._count("probe_requests", forge.prober.requests - requests)
 
     def _done_learning(self) -> None:
         with self._idle:

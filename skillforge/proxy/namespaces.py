@@ -28,6 +28,7 @@ from .._exceptions import ConfigError, SkillforgeError
 from .._forge import Forge
 from .._library import atomic_write
 from .conversations import Conversation
+from .probing import UpstreamAgent
 from .toolset import DEFAULT_READS, is_read, stand_in
 
 __all__ = ["NAMESPACE_HEADER", "Namespace", "Namespaces", "tenant_of"]
@@ -80,6 +81,7 @@ class Namespace:
     skills_dir: Path
     forge: Forge | None
     why_not: str | None = None
+    prober: UpstreamAgent | None = None  # the upstream as the agent probes ask (``probes=N``), else None
 
 
 class Namespaces:
@@ -91,6 +93,9 @@ class Namespaces:
         share: serve every client from the same skills (no key in the tenant).
         reads: a regex for the names of tools that only read (the rest are writes).
         max_open: namespaces kept open at once (a Forge each).
+        upstream: the API probes ask (``probing``); with ``probes`` 0 it is not asked.
+        probes: probe runs per skill learned or widened (0: off), and ``probes_per_hour`` per namespace.
+        timeout: seconds a probe waits for each of the upstream's replies.
     """
 
     def __init__(
@@ -101,6 +106,10 @@ class Namespaces:
         share: bool = False,
         reads: str = DEFAULT_READS,
         max_open: int = 256,
+        upstream: str | None = None,
+        probes: int = 0,
+        probes_per_hour: int = 120,
+        timeout: float = 300.0,
     ) -> None:
         try:
             re.compile(reads)  # a bad pattern fails here, not on the first request
@@ -111,6 +120,12 @@ class Namespaces:
         self.share = share
         self.reads = reads
         self.max_open = max_open
+        if probes and upstream is None:
+            raise ConfigError("probes ask the upstream: give Namespaces(upstream=...) with probes")
+        self.upstream = upstream
+        self.probes = probes
+        self.probes_per_hour = probes_per_hour
+        self.timeout = timeout
         self._open: OrderedDict[tuple[str, str], Namespace] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -143,9 +158,11 @@ class Namespaces:
     def _make(self, tenant: str, conv: Conversation) -> Namespace:
         where = Path(tenant) / f"{_slug(conv.model)}-{conv.key}"
         skills_dir = self.skills_dir / where
+        agent = UpstreamAgent(self.upstream, conv.model, conv.system, conv.tools, timeout=self.timeout) if self.probes else None
         forge = _ProxyForge(
             skills_dir=skills_dir, state_dir=self.state_dir / where, importable_skills=False, run_log=False,
-        )
+            agent=agent, probes=self.probes, probes_per_hour=self.probes_per_hour, background_probes=False,
+        )  # probes run in the proxy's learning threads, after a conversation is learned
         try:
             for spec in conv.tools:
                 name = spec["function"]["name"]
@@ -156,7 +173,7 @@ class Namespaces:
         described = skills_dir / "namespace.json"
         if not described.exists():
             atomic_write(described, json.dumps(_description(conv, forge), indent=1, ensure_ascii=False) + "\n")
-        return Namespace(tenant, conv.key, skills_dir, forge)
+        return Namespace(tenant, conv.key, skills_dir, forge, prober=agent)
 
 
 def _description(conv: Conversation, forge: Forge) -> dict[str, Any]:

@@ -143,6 +143,9 @@ def learn(ns: Namespace, conv: Conversation, answer: str) -> Learned:
 
 
 def _logged(ns: Namespace, learned: Learned) -> Learned:
+    if learned.skills and ns.forge is not None and ns.forge.prober.budget.per_skill > 0:
+        for name in learned.skills:
+            ns.forge.prober.want(name)  # probed by the proxy after this learn (``Proxy(probes=N)``)
     if learned.skills:
         logger.info("learned %s from a conversation (%s)", ", ".join(learned.skills), ns.skills_dir)
     if learned.why_not:
