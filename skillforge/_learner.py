@@ -325,10 +325,11 @@ class Learning:
                 return verdict
             return self._write_absorbing(spec, source, [traj], variants)
 
-    def relearn(self, name: str) -> bool:
+    def relearn(self, name: str, templates: tuple[TaskTemplate, ...] | None = None) -> bool:
         """Learn skill ``name`` again from its recorded runs, as they are now (with what probes of them
         found: ``Trajectory.probes``), and write it if it changed; True if it was written. A hand-edited
-        file is never written over."""
+        file is never written over. ``templates``: its phrasings (the first its template) to learn it
+        under instead, its slots' shapes widened where probes showed the agent act alike."""
         hot = self._index()
         with self.library.lock():
             self._sync_disk()
@@ -340,7 +341,7 @@ class Learning:
             except SkillFileError as e:
                 logger.info("cannot learn %s again: %s", name, e)
                 return False
-            every = skill.phrasings or (skill.template,)
+            every = templates or skill.phrasings or (skill.template,)
             got = self._from_runs(runs, skill.name, every[0], tuple(every[1:]))
             if got is None or got[1] == skill.source:
                 return False

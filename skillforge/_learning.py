@@ -32,8 +32,8 @@ from ._lists import joined_picks, substitute
 from ._formats import agreed_formats, unformatted, written_alike
 from ._names import named
 from ._numbers import Places, lift_said, number_evidence
-from ._probes import NONE, Probed
-from ._spec import Const, Expr, Fmt, Param, SkillSpec
+from ._probes import NONE, Probed, sources_followed
+from ._spec import Const, Expr, Fmt, Param, Ref, SkillSpec
 from ._template import LIST, PHRASING, TaskTemplate
 from ._trajectory import Trajectory
 from ._variants import grouped, variant_name
@@ -80,10 +80,14 @@ def spec_from_runs(
     probed = Probed.of(runs, [next((i for i, t in enumerate(every) if t.bind(r.task) is not None), 0) for r in runs]) if any(
         r.probes for r in runs) else NONE
 
+    follows = sources_followed(runs)  # slots whose value the agent takes from a record where the two coincide (probed)
+
     def lifted(traj: Trajectory, prefer: Any = None, literal: Places = frozenset(), one_listed: bool = True) -> SkillSpec | Rejected:
         k = next((i for i, t in enumerate(every) if t.bind(traj.task) is not None), 0)
         one = lift(traj, name=name, template=every[k], prefer=prefer, importable=importable, literal=literal, one_listed=one_listed,
                    probed=probed)
+        if follows and not isinstance(one, Rejected):
+            one = _quoting_records(one, traj, follows)
         if phrasings and not isinstance(one, Rejected):  # which phrasing the task was said in: a fact of the run
             one = replace(one, examples={**one.examples, PHRASING: k})
         return one
@@ -367,6 +371,35 @@ def settle(specs: list[SkillSpec]) -> dict[Site, tuple[Expr, tuple[Expr, ...]]] 
             return None
         prefer[site] = (common[0], tuple(common[1:]))
     return prefer
+
+
+def _quoting_records(spec: SkillSpec, traj: Trajectory, follows: frozenset[str]) -> SkillSpec:
+    """``spec`` with its answer quoting, for each slot of ``follows`` it quotes, the first tool result
+    that held the same text in the run, instead of the task (probes showed the agent writing the
+    record's text where the two differ, ``_probes.quoted_from_record``); its arguments unchanged."""
+    if len(spec.steps) != len(traj.calls) or not isinstance(spec.output, Fmt):
+        return spec
+    held: dict[str, Ref] = {}
+    for n in sorted(follows):
+        value = spec.examples.get(n)
+        ref = next((Ref(i, path) for i, c in enumerate(traj.calls) for path in _paths_to(c.result, value)), None) if type(
+            value) is str else None
+        if ref is not None:
+            held[n] = ref
+    if not held:
+        return spec
+    parts = tuple((held[p[0].name], p[1]) if type(p) is tuple and isinstance(p[0], Param) and p[0].name in held else p
+                  for p in spec.output.parts)
+    return replace(spec, output=replace(spec.output, parts=parts))
+
+
+def _paths_to(value: Any, wanted: str, at: tuple[str | int, ...] = ()) -> list[tuple[str | int, ...]]:
+    """Where ``value`` holds the text ``wanted`` (keys of records only, in their order; no list elements)."""
+    if type(value) is str:
+        return [at] if value == wanted else []
+    if type(value) is dict:
+        return [p for k, v in value.items() if type(k) is str for p in _paths_to(v, wanted, (*at, k))]
+    return []
 
 
 def _calls_upto(spec: SkillSpec, call: int) -> tuple[Any, ...]:

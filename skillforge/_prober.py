@@ -37,7 +37,7 @@ from ._compile import ADMISSION_SECONDS, _StandInInstance
 from ._exceptions import SkillFileError, SkillforgeError, SkillforgeSignal
 from ._lifting import Rejected, lift
 from ._probes import (
-    BISECT, CONTROL, DELETE, NONE, Behaviour, Change, Known, as_number, between, changed_world, changes, distinctive, fact_id, moved, pooled, priority,
+    BISECT, CONTROL, SLOT, quoted_from_record, respoken, respoken_world, widened, DELETE, NONE, Behaviour, Change, Known, as_number, between, changed_world, changes, distinctive, fact_id, moved, pooled, priority,
     rungs, verdict,
 )
 from ._spec import At, Where
@@ -149,6 +149,7 @@ def probe_skill_code(skill: SkillFile, params: dict[str, Any], world: World) -> 
     def require(condition: object, why: str) -> None:
         if not condition:
             noted.append(why)
+            behaviour.noted.append(why)
 
     try:
         code = compile_skill(skill.source, f"<probe {skill.name}>")
@@ -288,9 +289,72 @@ class Prober:
             if made:
                 forge.library.write_probes(run.hash, (*run.probes, *made))
                 found_any = True
+        if left > 0 and runs:
+            runs[-1] = latest = forge.library.load_run(runs[-1].hash)  # with what was just found of it
+            made, spent = self._probe_slots(skill, latest, left)
+            left -= spent
+            if made:
+                forge.library.write_probes(latest.hash, (*latest.probes, *made))
+                runs[-1] = latest.model_copy(update={"probes": (*latest.probes, *made)})
+                found_any = True
         if not found_any:
             return False
-        return forge.relearn(name)
+        return forge.relearn(name, widened(skill.phrasings or (skill.template,), runs))
+
+    def _probe_slots(self, skill: SkillFile, run: Trajectory, left: int) -> tuple[list[Probe], int]:
+        """Slot-shape probes of ``run`` (``_probes.respoken``): the agent on its task with names written
+        otherwise, the calls it passes them to answered as recorded; the same as the skill there, the
+        slots' shapes take that way of writing them. Once per way, within ``left`` agent runs, only
+        where the run's unchanged control came out the same."""
+        bound = skill.bind(run.task)
+        control = next((p for p in run.probes if p.fact == CONTROL), None)
+        if bound is None or control is None or control.verdict != SAME:
+            return [], 0
+        template, params = bound
+        tried = {(p.fact, p.to) for p in run.probes if p.step == SLOT}
+        made: list[Probe] = []
+        spec = lift(run.model_copy(update={"probes": ()}), name=skill.name, template=template,
+                    importable=self.forge.importable_skills, probed=NONE)
+        if isinstance(spec, Rejected):
+            spec = spec.as_text
+        for said, changed in respoken(template, params, run.task):
+            if all((f"slot {n}", new) in tried for n, (_old, new) in changed.items()):
+                continue
+            if not self._affordable(1, left - sum(p.runs for p in made)):
+                break
+            world = respoken_world(run.calls, changed)
+            agent_did, requests = self._agent(said, world)
+            skill_did = probe_skill_code(skill, {**params, **{n: new for n, (_old, new) in changed.items()}}, world)
+            outcome, why = verdict(agent_did, skill_did, world, params)
+            followed: list[str] = []
+            if outcome == SAME:  # answers are compared up to case: here the case is what was changed
+                quoted = quoted_from_record(agent_did.answer, skill_did.answer, changed)
+                if quoted is None:
+                    outcome, why = DIFFERENT, f"the agent answered {agent_did.answer!r} where the skill answers {skill_did.answer!r}"
+                elif quoted:
+                    followed = quoted
+                    why = f"the same, once the answer writes {', '.join(followed)} as the record does: {agent_did.answer!r}"
+            runs = 1
+            for n, (old, new) in changed.items():
+                made.append(Probe(step=SLOT, fact=f"slot {n}", said=f"{n} written {new!r}", change=f"the task said {said!r}",
+                                  verdict=outcome, why=why, requests=requests, runs=runs, was=old, to=new))
+                requests = runs = 0
+            made += [Probe(step=SLOT, fact=f"source {n}", said=f"the answer's {n}", change=f"the task said {said!r}",
+                           verdict=DIFFERENT, why=f"the agent wrote the record's {changed[n][0]!r}, not the task's {changed[n][1]!r}",
+                           was=changed[n][0], to=changed[n][1]) for n in followed]
+            # the facts the task said so turned (a name that no longer equals the record's, up to case): settled alike
+            old, new = next(iter(changed.values()))
+            made += [Probe(step=i, fact=fact_id(g), said=_said(skill, spec, i, g), change=f"the task said {said!r}", verdict=outcome,
+                           why=why, was=old, to=new)
+                     for i, g in self._turned(skill, run, template, skill_did.noted, spec)]
+        return made, sum(p.runs for p in made)
+
+    def _turned(self, skill: SkillFile, run: Trajectory, template: Any, noted: list[str], spec: Any) -> list[tuple[int, Any]]:
+        """The facts of ``spec`` (the run lifted) whose guards the skill noted not holding in a probe."""
+        if not noted or spec is None:
+            return []
+        return [(i, g) for i, step in enumerate(spec.steps) for g in step.guards
+                if g.kind in ("equal", "near", "member") and _said(skill, spec, i, g, whole=True) in noted]
 
     def _probe_run(
         self, skill: SkillFile, run: Trajectory, known: Known, left: int, skill_settled: set[tuple[int, str]] = frozenset(),  # type: ignore[assignment]
@@ -495,8 +559,8 @@ class Prober:
                      requests=requests, runs=1)
 
 
-def _said(skill: SkillFile, spec: Any, step: int, g: Any) -> str:
-    """What guard ``g`` checks, in the words its ``require`` says."""
+def _said(skill: SkillFile, spec: Any, step: int, g: Any, *, whole: bool = False) -> str:
+    """What guard ``g`` checks, in the words its ``require`` says (``whole``: all of them)."""
     var = spec.steps[step].var or "result"
     try:
         line = _Renderer(spec).guard(var, g, "")
@@ -507,4 +571,4 @@ def _said(skill: SkillFile, spec: Any, step: int, g: Any) -> str:
         text = call.args[1].value
     except (SyntaxError, AttributeError, IndexError):
         return line
-    return text.removesuffix(", as when learned")
+    return text if whole else text.removesuffix(", as when learned")

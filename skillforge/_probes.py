@@ -37,7 +37,7 @@ from __future__ import annotations
 import copy
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ._guards import fact_key
@@ -46,8 +46,8 @@ from ._trajectory import DIFFERENT, INCONCLUSIVE, SAME, Probe, Trajectory, canon
 from ._values import EACH, enum_like
 
 __all__ = [
-    "CONTROL", "DELETE", "LADDER", "NONE", "PROBED", "Behaviour", "Change", "Known", "Probed", "carried", "changed_world", "changes", "concrete", "distinctive",
-    "dropped", "dropped_lines", "fact_id", "pooled", "ranges", "verdict",
+    "CONTROL", "DELETE", "LADDER", "NONE", "PROBED", "SLOT", "Behaviour", "Change", "Known", "Probed", "carried", "changed_world", "changes", "concrete", "distinctive",
+    "dropped", "dropped_lines", "fact_id", "pooled", "quoted_from_record", "ranges", "respoken", "sources_followed", "verdict", "widened",
 ]
 
 # guard kinds a probe may change: facts of a read's world (see the module docstring)
@@ -56,6 +56,9 @@ NUMERIC = frozenset({"sign", "textsign", "digits"})  # and ``eq`` of a small int
 BISECT = 2  # points tried between where the agent acted alike and where it did not, above the value seen
 CODES = 4  # other values of a code word probed, at most
 CONTROL = "control"  # a run's unchanged probe: the agent again, in the world as recorded
+SLOT = -2  # the step of a slot-shape probe's records: the task said otherwise, not the world changed
+_SAID_AS = (str.lower, str.upper)  # the other ways a name is written that a slot's shape is probed with
+_NAME_LIKE = re.compile(r"[A-Za-z][A-Za-z' .-]*")
 DELETE = object()  # a change that takes a field away
 
 
@@ -354,6 +357,7 @@ class Behaviour:
     stopped: str | None = None  # a write the world cannot answer (made, then stopped there)
     unanswered: str | None = None  # a read the world cannot answer
     failed: str | None = None  # it raised
+    noted: list[str] = field(default_factory=list)  # the skill's guards that did not hold there (what each says)
 
 
 _NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
@@ -568,3 +572,85 @@ class Probed:
 
 
 NONE = Probed()
+
+
+def respoken(template: Any, params: dict[str, Any], task: str) -> list[tuple[str, dict[str, tuple[str, str]]]]:
+    """Slot-shape probes of a run: its task with every name-like slot value (letters only) written
+    another way at once (all lower case, all upper case), where the template does not take it yet:
+    ``(the task so said, {slot: (value, said)})``. A value the task holds more than once is left as it is."""
+    out = []
+    slots = [s for s in template.slots if s.kind not in ("choice", "ignored", "list") and s.type == "str" and not s.parts]
+    for style in _SAID_AS:
+        said, changed = task, {}
+        for slot in slots:
+            value = params.get(slot.name)
+            if type(value) is not str or not _NAME_LIKE.fullmatch(value) or style(value) == value or task.count(value) != 1:
+                continue
+            said = said.replace(value, style(value), 1)
+            changed[slot.name] = (value, style(value))
+        if changed and template.bind(said) is None:
+            out.append((said, changed))
+    return out
+
+
+def respoken_world(
+    calls: Sequence[Any], changed: dict[str, tuple[str, str]],
+) -> list[tuple[str, dict[str, Any], Any, str | None]]:
+    """The record's calls with each changed slot value written the new way where a call was given it:
+    the calls a skill passing the value on as said makes are answered as the record's were."""
+    world = changed_world(calls, None)
+    for old, new in changed.values():
+        world = [(t, _substituted(a, old, new), r, e) for t, a, r, e in world]
+    return world
+
+
+def widened(templates: Sequence[Any], runs: Iterable[Trajectory]) -> tuple[Any, ...] | None:
+    """``templates`` with each slot's shape taking the ways of writing its value that slot-shape probes
+    of ``runs`` came out ``same`` for; None where there are none it does not take yet."""
+    from dataclasses import replace
+
+    from ._template import TaskTemplate, shape_of, union_shape
+
+    said: dict[str, list[str]] = {}
+    for run in runs:
+        for p in run.probes:
+            if p.step == SLOT and p.verdict == SAME and type(p.to) is str:
+                said.setdefault(p.fact.removeprefix("slot "), []).append(p.to)
+    if not said:
+        return None
+    out, grew = [], False
+    for t in templates:
+        slots = []
+        for slot in t.slots:
+            shape = slot.shape
+            for text in sorted(set(said.get(slot.name, ()))):
+                if shape is not None:
+                    shape = union_shape(shape, shape_of(text, slot.kind))
+            grew = grew or shape != slot.shape
+            slots.append(replace(slot, shape=shape))
+        out.append(TaskTemplate(t.text, slots))
+    return tuple(out) if grew else None
+
+
+def quoted_from_record(agent: Any, skill: Any, changed: dict[str, tuple[str, str]]) -> list[str] | None:
+    """For a slot-shape probe whose answers carry the same values up to case: the slots whose value the
+    agent's answer writes as the record does (the run's own writing) where the skill's writes it as the
+    task now does, if that is the only difference between them ([] where they are the same); None where
+    they differ otherwise. Two coinciding sources (the task's name, the record's) parted: the agent
+    follows the record."""
+    if type(agent) is not str or type(skill) is not str:
+        return [] if agent == skill else None
+    if agent == skill:
+        return []
+    followed = [n for n, (old, new) in changed.items() if new in skill and new not in agent and old in agent]
+    back = skill
+    for n in followed:
+        old, new = changed[n]
+        back = back.replace(new, old)
+    return followed if followed and back == agent else None
+
+
+def sources_followed(runs: Iterable[Trajectory]) -> frozenset[str]:
+    """The slots whose value slot-shape probes showed the agent to take from a record, not the task,
+    where the two said the same in the run (``quoted_from_record``)."""
+    return frozenset(p.fact.removeprefix("source ") for r in runs for p in r.probes if p.step == SLOT and p.fact.startswith("source "))

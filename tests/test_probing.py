@@ -17,7 +17,7 @@ from skillforge._codegen import render_skill
 from skillforge._config import load_settings
 from skillforge._learning import spec_from_runs
 from skillforge._lifting import Rejected
-from skillforge._probes import Known, changed_world, changes, rungs
+from skillforge._probes import SLOT, Known, changed_world, changes, rungs
 from skillforge._spec import Guard
 from skillforge._trajectory import Call, Outcome, ToolRef, Trajectory
 from tests.toolsets import lending
@@ -128,6 +128,34 @@ def test_one_run_and_its_probes_serve_a_task_of_the_same_shape(tmp_path: Path, l
     assert again.source == "skill" and again.llm_calls == 0, again.handover
     assert written in lending.writes()
     forge.close()
+
+
+def test_a_name_written_otherwise_is_served_where_the_agent_passes_it_on_as_written(tmp_path: Path) -> None:
+    """Slot shapes and coinciding sources: learned from "Ann Lee", probed with "ann lee" and "ANN LEE".
+    The agent passes the name on as written, as the skill does, so the skill takes names in any case;
+    its answer writes the member's name as the record does, where the task's and the record's coincided
+    when learned, so the skill's answer quotes the record: "BO NG" is served, and answered "Bo Ng"."""
+    forge = _forge(tmp_path)
+    name = forge.solve("Please lend book B-7 to Ann Lee").learned
+    forge.probe()
+    records = [p for h in forge._index().by_name[name].runs for p in forge.library.load_probes(h) if p.step == SLOT]
+    assert {(p.fact, p.to, p.verdict) for p in records} == {
+        ("slot name", "ann lee", "same"), ("slot name", "ANN LEE", "same"),
+        ("source name", "ann lee", "different"), ("source name", "ANN LEE", "different")}
+    source = _source(forge, name)
+    assert "{member_2['name']}" in source and "member_2['name'] == name" not in source
+    loud = forge.solve("Please lend book B-8 to BO NG")
+    assert loud.source == "skill" and loud.llm_calls == 0 and ("M-1002", "B-8") in lending.writes()
+    assert loud.output == "Lent B-8 to Bo Ng; it is due 2026-12-15."  # as the agent alone answers it
+    forge.close()
+
+    titled = _forge(tmp_path / "titled", agent=lending.titled_agent)
+    name = titled.solve("Please lend book B-7 to Ann Lee").learned
+    titled.probe()
+    records = [p for h in titled._index().by_name[name].runs for p in titled.library.load_probes(h) if p.step == SLOT]
+    assert records and all(p.verdict == "inconclusive" for p in records)  # it looked up "Ann Lee", which the world was not asked
+    assert titled.solve("Please lend book B-8 to BO NG").source == "agent"  # the skill would look up "BO NG": not served
+    titled.close()
 
 
 def test_a_call_the_record_cannot_answer_keeps_the_guard(tmp_path: Path) -> None:

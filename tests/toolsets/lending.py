@@ -5,7 +5,7 @@ Orders are refunded in full if they total at most $500.00. The agents (plain fun
 tools through ``TOOLBOX``) report one model request per tool call and one for the answer, as an LLM
 agent would. ``ledger_agent`` reads a member's ledger (a call no record of the plain agent holds)
 when the fines are over $5.00; ``local_agent`` lends only to members living in Springfield or
-holding a card of its branch; ``noisy_agent`` words its answer otherwise each time, and every other
+holding a card of its branch; ``titled_agent`` looks members up by their name in title case; ``noisy_agent`` words its answer otherwise each time, and every other
 time names the member's branch (a value of the world), as a model answering in its own words may.
 """
 
@@ -127,7 +127,9 @@ def _call(tool: str, /, **args: Any) -> Any:
     return TOOLBOX[tool](**args)
 
 
-def agent(task: str, transcript: Any = None, *, ledger: bool = False, noise: Any = None, local: bool = False) -> str:
+def agent(
+    task: str, transcript: Any = None, *, ledger: bool = False, noise: Any = None, local: bool = False, titled: bool = False,
+) -> str:
     done = {(c.tool, tuple(sorted(c.args.items()))): c.result for c in transcript or () if c.error is None}
 
     def call(tool: str, /, **args: Any) -> Any:
@@ -137,11 +139,11 @@ def agent(task: str, transcript: Any = None, *, ledger: bool = False, noise: Any
     skillforge.report_usage()  # and one for the answer
     m = re.search(r"lend (?:book )?(B-\d+) to (?:member )?(M-\d+)", task, re.I)
     by = re.search(r"lend (?:book )?(B-\d+) to (\S+@\S+?)\.?$", task, re.I) or re.search(
-        r"lend (?:book )?(B-\d+) to ([A-Z][a-z]+ [A-Z][a-z]+)", task)
+        r"lend (?:book )?(B-\d+) to ([a-z]+ [a-z]+)$", task, re.I)
     if m or by:
         book = (m or by)[1]  # type: ignore[index]
         if by and not m:
-            who = by[2]
+            who = by[2].title() if titled else by[2]
             member_id = call("find_member", **({"email": who} if "@" in who else {"name": who}))
         else:
             member_id = m[2]  # type: ignore[index]
@@ -169,6 +171,11 @@ def local_agent(task: str, transcript: Any = None) -> str:
     """Lends only to members who live in Springfield or hold a card of its branch: either fact alone
     changed does not change what it does, both together do."""
     return agent(task, transcript, local=True)
+
+
+def titled_agent(task: str, transcript: Any = None) -> str:
+    """Looks a member up by their name written in title case ("bo ng" as "Bo Ng"), however the task wrote it."""
+    return agent(task, transcript, titled=True)
 
 
 def ledger_agent(task: str, transcript: Any = None) -> str:
