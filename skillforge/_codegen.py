@@ -282,6 +282,10 @@ class _Renderer:
             case "sign":
                 op = {"positive": "> 0", "zero": "== 0", "negative": "< 0"}[g.value]
                 return f"require({target} {op}, {f'{target} is {g.value}, as when learned'!r})"
+            case "alike":  # a code word probes showed not to decide, among the codes they and the runs tried
+                options = ", ".join(repr(v) for v in g.value)
+                why = f"{target} is one of {options}, where the agent was seen to act alike (probed)"
+                return f"require({target} in ({options}{',' if len(g.value) == 1 else ''}), {why!r})"
             case "range":  # a number whose scale probes showed not to decide, over the values they tried
                 low, high, text = g.value
                 why = f"{target} is from {low!r} to {high!r}, where the agent was seen to act alike (probed)"

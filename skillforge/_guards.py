@@ -616,7 +616,7 @@ def fact_key(g: Guard) -> tuple[Any, ...]:
     of one key in two runs, or for two items of a list, are one fact observed twice)."""
     if g.kind in ("member", "near", "equal"):
         return (g.kind, g.path, g.value[0])
-    if g.kind in ("codes", "range"):  # the codes each run's list held, the span a number was probed over: one
+    if g.kind in ("codes", "range", "alike"):  # the codes each run's list held, the span a number (the codes a code word) was probed over: one
         return (g.kind, g.path)  # fact, whose runs' values merge (``_merging``)
     if g.kind == "cmp":
         return (g.kind, g.path, g.value[0], g.value[1], *g.value[3:])

@@ -32,7 +32,7 @@ from ._lists import joined_picks, substitute
 from ._formats import agreed_formats, unformatted, written_alike
 from ._names import named
 from ._numbers import Places, lift_said, number_evidence
-from ._probes import NONE, Probed, sources_followed
+from ._probes import NONE, Probed, behaviour, sources_followed
 from ._spec import Const, Expr, Fmt, Param, Ref, SkillSpec
 from ._template import LIST, PHRASING, TaskTemplate
 from ._trajectory import Trajectory
@@ -77,13 +77,16 @@ def spec_from_runs(
         template, phrasings = _shared(runs, template, phrasings)
     every = (template, *phrasings)
     # what probes settled holds for every run, where runs of each phrasing showed it (a phrasing may decide)
-    probed = Probed.of(runs, [next((i for i, t in enumerate(every) if t.bind(r.task) is not None), 0) for r in runs]) if any(
-        r.probes for r in runs) else NONE
+    # what probes settled, for the runs of each phrasing and behaviour (a phrasing, or a branch, may decide)
+    contexts = {r.hash: (next((i for i, t in enumerate(every) if t.bind(r.task) is not None), 0), behaviour(r)) for r in runs}
+    probed_in = Probed.per_context(runs, [contexts[r.hash] for r in runs], {i: t.text for i, t in enumerate(every)}) if any(
+        r.probes for r in runs) else {}
 
     follows = sources_followed(runs)  # slots whose value the agent takes from a record where the two coincide (probed)
 
     def lifted(traj: Trajectory, prefer: Any = None, literal: Places = frozenset(), one_listed: bool = True) -> SkillSpec | Rejected:
         k = next((i for i, t in enumerate(every) if t.bind(traj.task) is not None), 0)
+        probed = probed_in.get(contexts.get(traj.hash), NONE)
         one = lift(traj, name=name, template=every[k], prefer=prefer, importable=importable, literal=literal, one_listed=one_listed,
                    probed=probed)
         if follows and not isinstance(one, Rejected):

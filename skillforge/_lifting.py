@@ -1136,7 +1136,8 @@ def lift(
             guards[at].append(fact)
     probed.pruned(guards)  # facts probes showed not to decide
     for i, gs in enumerate(guards):  # a range the agent acted alike over covers this run's own value too
-        gs[:] = [_spanning(g, traj.calls[i].result, bound) if g.kind == "range" else g for g in gs]
+        gs[:] = [_spanning(g, traj.calls[i].result, bound) if g.kind == "range" else _among(g, traj.calls[i].result, bound)
+                 if g.kind == "alike" else g for g in gs]
     compared = {g.value[0] for gs in guards for g in gs if g.kind in ("cmp", "same")}  # results a comparison reads
     compared |= {r.call for gs in guards for g in gs if g.kind == "cmp" for r in refs_in(g.value[1])}
     namer = _Namer(lifter.namer.taken)
@@ -1184,6 +1185,15 @@ def lift(
         alts=tuple(sorted(lifter.alts.items(), key=lambda kv: (kv[0][0], repr(kv[0][1])))),
         probed=probed.lines,
     )
+
+
+def _among(g: Guard, result: Any, params: dict[str, Any]) -> Guard:
+    """An ``alike`` guard widened to the code its place holds in this run."""
+    try:
+        v = resolve(result, g.path, params)
+    except (KeyError, IndexError, TypeError):
+        return g
+    return Guard("alike", g.path, tuple(sorted({*g.value, v}))) if type(v) is str and v not in g.value else g
 
 
 def _spanning(g: Guard, result: Any, params: dict[str, Any]) -> Guard:

@@ -112,6 +112,10 @@ def merge(
                 if all(h is not None for h in held):  # else a run's list held a task value, or other things
                     kept[i].append(Guard("codes", g.path, tuple(sorted({c for h in held if h for c in h}))))
                 continue
+            if g.kind == "alike":  # a code word probes showed not to decide: any code some run or probe acted alike for
+                seen = [h.value for spec in specs for h in spec.steps[i].guards if fact_key(h) == key]
+                kept[i].append(Guard("alike", g.path, tuple(sorted({c for v in seen for c in v}))))
+                continue
             if g.kind == "range":  # a number probes showed not to decide: over every run's span
                 spans = [h.value for spec in specs for h in spec.steps[i].guards if fact_key(h) == key]
                 kept[i].append(Guard("range", g.path, (min(s[0] for s in spans), max(s[1] for s in spans), g.value[2])))

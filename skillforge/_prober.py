@@ -37,7 +37,7 @@ from ._compile import ADMISSION_SECONDS, _StandInInstance
 from ._exceptions import SkillFileError, SkillforgeError, SkillforgeSignal
 from ._lifting import Rejected, lift
 from ._probes import (
-    BISECT, CONTROL, SLOT, quoted_from_record, respoken, respoken_world, widened, DELETE, NONE, Behaviour, Change, Known, as_number, between, changed_world, changes, distinctive, fact_id, moved, pooled, priority,
+    BISECT, CONTROL, SLOT, quoted_from_record, respoken, respoken_world, widened, DELETE, NONE, Behaviour, Change, Known, as_number, between, behaviour, changed_world, changes, distinctive, fact_id, free, moved, pooled, priority,
     rungs, verdict,
 )
 from ._spec import At, Where
@@ -272,18 +272,22 @@ class Prober:
         found_any = False
         # a fact settled on one run is not probed again on the others said alike (each probe costs model
         # requests); the words a task is said in are a context where it may decide (``_probes.dropped``)
-        def said_as(r: Trajectory) -> str | None:
+        def said_as(r: Trajectory) -> tuple[str, Any] | None:  # its phrasing, and what it did (``_probes.behaviour``)
             bound = skill.bind(r.task)
-            return bound[0].text if bound is not None else None
+            return (bound[0].text, behaviour(r)) if bound is not None else None
 
-        settled: dict[str | None, set[tuple[int, str]]] = {}
+        settled: dict[tuple[str, Any] | None, set[tuple[int, str]]] = {}
         for r in runs:
             settled.setdefault(said_as(r), set()).update((p.step, p.fact) for p in r.probes if p.step >= 0)
         for run in reversed(runs):  # the newest run first: the world the skill was last widened for
             if left <= 0:
                 break
-            mine = settled.setdefault(said_as(run), set())
-            made, spent = self._probe_run(skill, run, known, left, mine)
+            here = said_as(run)
+            mine = settled.setdefault(here, set())
+            # and what runs that acted alike settled in other words, where both are free of the fact (``_probes.free``)
+            elsewhere = {key for there, keys in settled.items() if there != here and there is not None and here is not None
+                         and there[1] == here[1] for key in keys if free(there[0], key[1]) and free(here[0], key[1])}
+            made, spent = self._probe_run(skill, run, known, left, mine | elsewhere)
             mine |= {(p.step, p.fact) for p in made if p.step >= 0}
             left -= spent
             if made:

@@ -37,17 +37,18 @@ from __future__ import annotations
 import copy
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ._guards import fact_key
+from ._template import NEGATION
 from ._spec import At, Guard, Where
 from ._trajectory import DIFFERENT, INCONCLUSIVE, SAME, Probe, Trajectory, canonical_json
 from ._values import EACH, enum_like
 
 __all__ = [
-    "CONTROL", "DELETE", "LADDER", "NONE", "PROBED", "SLOT", "Behaviour", "Change", "Known", "Probed", "carried", "changed_world", "changes", "concrete", "distinctive",
-    "dropped", "dropped_lines", "fact_id", "pooled", "quoted_from_record", "ranges", "respoken", "sources_followed", "verdict", "widened",
+    "CONTROL", "DELETE", "LADDER", "NONE", "PROBED", "SLOT", "Behaviour", "alike", "behaviour", "Change", "Known", "Probed", "carried", "changed_world", "changes", "concrete", "distinctive",
+    "dropped", "dropped_lines", "fact_id", "free", "pooled", "quoted_from_record", "ranges", "respoken", "sources_followed", "verdict", "widened",
 ]
 
 # guard kinds a probe may change: facts of a read's world (see the module docstring)
@@ -462,14 +463,46 @@ def _interval(ps: Sequence[Probe]) -> tuple[float, float]:
     return xs[lo], xs[hi]
 
 
-def dropped(runs: Iterable[Trajectory], contexts: Sequence[Any] | None = None) -> frozenset[tuple[int, str]]:
+_FACT_WORD = re.compile(r"'([^']*)'")
+_TEXT_WORD = re.compile(r"[^\W_]+")
+
+
+def free(said: str, fact: str) -> bool:
+    """Whether the words of a phrasing (``said``: a template's text, its slots aside) can set no condition on
+    ``fact`` (a fact id): no negation, no word of condition ("if", "unless", "only", ...), and no word of
+    the fact's place ("locked" for ``user['locked']``). What probes settled in one such phrasing holds
+    in another ("unlock {user} pls" and "{user} can't log in, unlock them?" are not both such: the second
+    says "can't"); "Don't unlock anything" is never one."""
+    from ._wording import CONDITION
+
+    text = re.sub(r"\{[^{}]*\}", " ", said)
+    if NEGATION.search(text) or CONDITION.search(text):
+        return False
+    words = {_one(w.lower()) for w in _TEXT_WORD.findall(text)}
+    named = {_one(w.lower()) for k in _FACT_WORD.findall(fact)[1:] for w in _TEXT_WORD.findall(k)}
+    return not words & named
+
+
+def _one(word: str) -> str:
+    return word[:-1] if len(word) > 3 and word.endswith("s") else word
+
+
+def dropped(
+    runs: Iterable[Trajectory], contexts: Sequence[Any] | None = None, wording: dict[Any, str] | None = None,
+    only: Any = None,
+) -> frozenset[tuple[int, str]]:
     """The facts (step, fact id) that probes of ``runs`` settled: a fact probed ``same`` and never
     otherwise; a number's fact probed without doubt (it becomes the range the agent acted alike over,
     ``ranges``). ``contexts`` (one per run: the phrasing its task was said in) are where a fact may
     decide though it did not elsewhere ("Don't unlock anything" makes an account's lock not matter):
-    a fact is settled only where probes of a run of every context the runs show settled it."""
+    a fact is settled only where probes of a run of every context the runs show settled it, a context
+    whose words are ``free`` of it counting as settled by another such (``wording``: each context's
+    template text). ``only``: the facts settled for the runs of that one context, by probes of its runs
+    and of runs of the same behaviour in words free of the fact (a branch's facts, for its own runs)."""
     runs = list(runs)
     where = list(contexts) if contexts is not None else [0] * len(runs)
+    if only is not None:
+        return _dropped_for(runs, where, wording, only)
     seen: dict[tuple[int, str], list[list[Probe]]] = {}
     covered: dict[tuple[int, str], set[Any]] = {}
     for run, context in zip(runs, where, strict=True):
@@ -478,7 +511,7 @@ def dropped(runs: Iterable[Trajectory], contexts: Sequence[Any] | None = None) -
             covered.setdefault(key, set()).add(context)
     out = set()
     for key, per_run in seen.items():
-        if covered[key] != set(where):
+        if covered[key] != set(where) and not _carried_over(key[1], covered[key], set(where), wording):
             continue
         verdicts = {p.verdict for ps in per_run for p in ps}
         if verdicts == {SAME} or (INCONCLUSIVE not in verdicts and all(_numeric(ps) for ps in per_run)):
@@ -486,11 +519,78 @@ def dropped(runs: Iterable[Trajectory], contexts: Sequence[Any] | None = None) -
     return frozenset(out)
 
 
-def dropped_lines(runs: Sequence[Trajectory], contexts: Sequence[Any] | None = None) -> tuple[str, ...]:
+def _dropped_for(runs: list[Trajectory], where: list[Any], wording: dict[Any, str] | None, only: Any) -> frozenset[tuple[int, str]]:
+    def said(c: Any) -> str:
+        return (wording or {}).get(c[0] if type(c) is tuple else c, "")
+
+    def did(c: Any) -> Any:
+        return c[1] if type(c) is tuple else None
+
+    per_key: dict[tuple[int, str], list[list[Probe]]] = {}
+    for run, context in zip(runs, where, strict=True):
+        for key, ps in _settled(run.probes).items():
+            if context == only or (wording and did(context) == did(only) and free(said(context), key[1]) and free(said(only), key[1])):
+                per_key.setdefault(key, []).append(ps)
+    out = set()
+    for key, per_run in per_key.items():
+        verdicts = {p.verdict for ps in per_run for p in ps}
+        if verdicts == {SAME} or (INCONCLUSIVE not in verdicts and all(_numeric(ps) for ps in per_run)):
+            out.add(key)
+    return frozenset(out)
+
+
+def behaviour(run: Trajectory) -> tuple[Any, ...]:
+    """What a run did, its values aside: its tools in order, and its answer's own words (a word a call was
+    given or a read returned, and any number, masked). Runs of one skill that acted otherwise (an order
+    "has been delivered (tracking ...)", another "is pending and hasn't shipped yet") are contexts apart:
+    a fact probed alike in one branch may decide in the other."""
+    seen: set[str] = set()
+
+    def walk(v: Any) -> None:
+        if type(v) is str:
+            seen.update(w.lower() for w in _TEXT_WORD.findall(v))
+        elif type(v) is dict:
+            for x in v.values():
+                walk(x)
+        elif type(v) is list:
+            for x in v:
+                walk(x)
+
+    for c in run.calls:
+        walk(c.args)
+        walk(c.result)
+    answer = run.outcome.output
+    if type(answer) is str:
+        words = ("_" if w.lower() in seen or any(ch.isdigit() for ch in w) else w.lower() for w in _TEXT_WORD.findall(answer))
+        said = re.sub(r"_(?: _)+", "_", " ".join(words))  # a value of several words ("jon.silva", "vpn-users") is one
+    else:
+        said = type(answer).__name__
+    return (tuple(c.tool for c in run.calls), said)
+
+
+def _carried_over(fact: str, covered: set[Any], every: set[Any], wording: dict[Any, str] | None) -> bool:
+    """Whether what probes settled of ``fact`` in the ``covered`` contexts holds in the others: each other
+    is worded ``free`` of it, and so is a covered context of the same behaviour (contexts are a phrasing,
+    or ``(phrasing, behaviour)``: a fact settled in one branch never holds for another so)."""
+    if not wording:
+        return False
+
+    def said(c: Any) -> str:
+        return wording.get(c[0] if type(c) is tuple else c, "")
+
+    def did(c: Any) -> Any:
+        return c[1] if type(c) is tuple else None
+
+    return all(free(said(c), fact) and any(did(d) == did(c) and free(said(d), fact) for d in covered) for c in every - covered)
+
+
+def dropped_lines(
+    runs: Sequence[Trajectory], contexts: Sequence[Any] | None = None, wording: dict[Any, str] | None = None, only: Any = None,
+) -> tuple[str, ...]:
     """One line per fact ``dropped`` by the probes of ``runs``: what it checked, what was changed, on
     which run; a number's facts (its sign, its digits) one line for the number: the values tried, and
     where the agent acted otherwise."""
-    gone = dropped(runs, contexts)
+    gone = dropped(runs, contexts, wording, only)
     lines: dict[tuple[int, str], str] = {}
     numbers: dict[tuple[int, str], tuple[list[str], str]] = {}
     for run in runs:
@@ -515,11 +615,13 @@ def dropped_lines(runs: Sequence[Trajectory], contexts: Sequence[Any] | None = N
     return tuple(lines[k] for k in sorted(lines))
 
 
-def ranges(runs: Iterable[Trajectory], contexts: Sequence[Any] | None = None) -> dict[tuple[int, str], tuple[float, float]]:
+def ranges(
+    runs: Iterable[Trajectory], contexts: Sequence[Any] | None = None, wording: dict[Any, str] | None = None, only: Any = None,
+) -> dict[tuple[int, str], tuple[float, float]]:
     """Per number fact ``dropped`` (step, fact id): the least and greatest value the agent was seen to
     act alike at, over every run (each run's own value and the values its probes tried)."""
     runs = list(runs)
-    gone = dropped(runs, contexts)
+    gone = dropped(runs, contexts, wording, only)
     out: dict[tuple[int, str], tuple[float, float]] = {}
     for run in runs:
         for key, ps in _settled(run.probes).items():
@@ -531,29 +633,60 @@ def ranges(runs: Iterable[Trajectory], contexts: Sequence[Any] | None = None) ->
     return out
 
 
+def alike(runs: Iterable[Trajectory], contexts: Sequence[Any] | None = None, wording: dict[Any, str] | None = None,
+          only: Any = None) -> dict[tuple[int, str], tuple[str, ...]]:
+    """Per code-word fact ``dropped`` (step, fact id): the codes the agent was seen to act alike for, over
+    every run (each run's own and the ones its probes tried). A code no run nor probe showed
+    (``cancelled``, where only ``delivered`` and ``pending`` were known) may be what the agent acts on:
+    the skill keeps to these, as a number keeps to its range."""
+    runs = list(runs)
+    gone = dropped(runs, contexts, wording, only)
+    out: dict[tuple[int, str], set[str]] = {}
+    for run in runs:
+        for key, ps in _settled(run.probes).items():
+            if key in gone and not _numeric(ps) and key[1].startswith("('eq'") and all(enum_like(p.was) for p in ps):
+                out.setdefault(key, set()).update({ps[0].was, *(p.to for p in ps if p.verdict == SAME and type(p.to) is str)})
+    return {k: tuple(sorted(v)) for k, v in out.items()}
+
+
 @dataclass(frozen=True, slots=True)
 class Probed:
     """What the probes of a skill's runs settled, as learning uses it: the facts dropped, the ranges of
-    the numbers among them, and the file's lines saying so."""
+    the numbers among them, the codes of the code words among them, and the file's lines saying so."""
 
     dropped: frozenset[tuple[int, str]] = frozenset()
     ranges: tuple[tuple[tuple[int, str], tuple[float, float]], ...] = ()
     lines: tuple[str, ...] = ()
+    codes: tuple[tuple[tuple[int, str], tuple[str, ...]], ...] = ()
 
     @classmethod
-    def of(cls, runs: Sequence[Trajectory], contexts: Sequence[Any] | None = None) -> Probed:
-        """What probes of ``runs`` settled; ``contexts``: the phrasing each run was said in (see ``dropped``)."""
+    def of(cls, runs: Sequence[Trajectory], contexts: Sequence[Any] | None = None, wording: dict[Any, str] | None = None,
+           only: Any = None) -> Probed:
+        """What probes of ``runs`` settled; ``contexts``: the phrasing each run was said in, ``wording``
+        each phrasing's template text, ``only``: for the runs of that context (see ``dropped``)."""
         if not any(r.probes for r in runs):
             return NONE
-        return cls(dropped(runs, contexts), tuple(sorted(ranges(runs, contexts).items())), dropped_lines(runs, contexts))
+        return cls(dropped(runs, contexts, wording, only), tuple(sorted(ranges(runs, contexts, wording, only).items())),
+                   dropped_lines(runs, contexts, wording, only), tuple(sorted(alike(runs, contexts, wording, only).items())))
+
+    @classmethod
+    def per_context(cls, runs: Sequence[Trajectory], contexts: Sequence[Any], wording: dict[Any, str]) -> dict[Any, Probed]:
+        """What probes settled for the runs of each context, each saying every context's lines (one file)."""
+        if not any(r.probes for r in runs):
+            return {c: NONE for c in contexts}
+        each = {c: cls.of(runs, contexts, wording, only=c) for c in dict.fromkeys(contexts)}
+        lines = tuple(sorted({line for p in each.values() for line in p.lines}))
+        return {c: replace(p, lines=lines) for c, p in each.items()}
 
     def pruned(self, guards: list[list[Guard]]) -> None:
-        """Take the dropped facts out of each step's guards (in place); a number's facts become the range
+        """Take the dropped facts out of each step's guards (in place); a code word becomes the codes the
+        agent was seen to act alike for (``Guard("alike", path, codes)``), a number's facts the range
         the agent was seen to act alike over (``Guard("range", path, (low, high, text))``, ``text`` for a
         number written as text)."""
         if not self.dropped:
             return
         spans = dict(self.ranges)
+        codes = dict(self.codes)
         for i, gs in enumerate(guards):
             kept: list[Guard] = []
             over: dict[tuple[Any, ...], tuple[float, float, bool]] = {}
@@ -561,6 +694,8 @@ class Probed:
                 key = (i, fact_id(g))
                 if key not in self.dropped:
                     kept.append(g)
+                elif key in codes:
+                    kept.append(Guard("alike", g.path, codes[key]))
                 elif key in spans:
                     lo, hi = spans[key]
                     was = over.get(g.path)

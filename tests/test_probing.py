@@ -286,6 +286,12 @@ def test_a_fact_settled_in_one_phrasing_is_kept_for_another() -> None:
     assert dropped([told]) == {(0, locked.fact)}
     assert dropped([told, plain], contexts=[1, 0]) == frozenset()  # the plain phrasing's run was never probed
     assert dropped([told, plain], contexts=[0, 0]) == {(0, locked.fact)}
+    # settled in words that set no condition on it, it holds in other such words, and only there
+    calm = {1: "Please reset {u}'s password", 0: "reset the password of {u} now"}
+    assert dropped([told, plain], contexts=[1, 0], wording=calm) == {(0, locked.fact)}
+    for words in ("Reset {u}'s password. Don't unlock anything.", "Reset {u}'s password only", "{u} is locked out: reset it"):
+        assert dropped([told, plain], contexts=[1, 0], wording={**calm, 1: words}) == frozenset(), words
+        assert dropped([told, plain], contexts=[1, 0], wording={**calm, 0: words}) == frozenset(), words
 
 
 def test_codes_and_a_task_value_among_every_element_are_probed() -> None:
@@ -318,3 +324,46 @@ def test_changes_made_at_once_never_collide() -> None:
     e = group(("payment",), {"id": "P-200"}, {})
     assert _compatible([a, b, c, d, e]) == [a, c, d, e]  # b: set to the id a is set to (a city is no id)
     assert _compatible([b, e]) == [b]  # e: the place holding b's
+
+
+def test_a_fact_probed_alike_in_one_branch_is_kept_for_another() -> None:
+    """The storefront shadow's wrong replay: an order's status, probed alike where the order had not
+    shipped (the answer quotes it: "is pending and hasn't shipped yet"), was dropped for the branch
+    where it had ("has been delivered (tracking ...)"), and a cancelled order was answered as shipped.
+    Runs that acted otherwise are contexts apart, as phrasings are."""
+    from skillforge._probes import behaviour, dropped
+    from skillforge._trajectory import Probe
+
+    def order(status: str, answer: str, shipped: bool) -> Trajectory:
+        result = {"id": "W-1", "status": status, "tracking": ["828595"] if shipped else []}
+        return Trajectory(task="Where is order W-1?", outcome=Outcome(ok=True, output=answer),
+                          calls=[Call(tool="get_order", args={"order_id": "W-1"}, result=result)],
+                          tools={"get_order": ToolRef(module="m", qualname="get_order", read=True)})
+
+    status = Probe(step=0, fact="('eq', ('status',))", verdict="same", why="the same calls and answer")
+    waiting = order("pending", "Order W-1 is pending and hasn't shipped yet.", False).model_copy(update={"probes": (status,)})
+    shipped = order("delivered", "Order W-1 has been delivered (tracking 828595).", True)
+    other = order("processed", "Order W-1 is processed and hasn't shipped yet.", False)
+    assert behaviour(waiting) == behaviour(other) != behaviour(shipped)  # values aside, what each did
+    words = {0: "Where is order {order_id}?"}
+    assert dropped([waiting, shipped], [(0, behaviour(waiting)), (0, behaviour(shipped))], words) == frozenset()
+    assert dropped([waiting, other], [(0, behaviour(waiting)), (0, behaviour(other))], words) == {(0, status.fact)}
+
+
+def test_a_code_word_probed_alike_keeps_to_the_codes_tried() -> None:
+    """The storefront shadow's wrong replay: a shipped order's status, probed 'delivered' → 'pending'
+    (the only other status then known) alike, was dropped, and a cancelled order, which the agent
+    answers otherwise, was served. A code word keeps to the codes the agent was seen to act alike for,
+    as a number keeps to its range; a name probed alike is dropped."""
+    from skillforge._codegen import _Renderer
+    from skillforge._probes import Probed
+    from skillforge._trajectory import Probe
+
+    status = Probe(step=0, fact="('eq', ('status',))", verdict="same", was="delivered", to="pending")
+    city = Probe(step=0, fact="('eq', ('city',))", verdict="same", was="Phoenix", to="Austin")
+    run = _run({"id": "M-1", "status": "delivered", "city": "Phoenix"}).model_copy(update={"probes": (status, city)})
+    guards = [[Guard("eq", ("status",), "delivered"), Guard("eq", ("city",), "Phoenix")], []]
+    Probed.of([run]).pruned(guards)
+    assert guards[0] == [Guard("alike", ("status",), ("delivered", "pending"))]
+    line = _Renderer.__new__(_Renderer).guard("order", guards[0][0], "")
+    assert line.startswith("require(order['status'] in ('delivered', 'pending'), ")
