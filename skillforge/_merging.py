@@ -117,7 +117,10 @@ def merge(
                 kept[i].append(Guard("alike", g.path, tuple(sorted({c for v in seen for c in v}))))
                 continue
             if g.kind == "range":  # a number probes showed not to decide: over every run's span
-                spans = [h.value for spec in specs for h in spec.steps[i].guards if fact_key(h) == key]
+                spans = sorted(h.value for spec in specs for h in spec.steps[i].guards if fact_key(h) == key)
+                if any(b[0] > a[1] for a, b in zip(spans, spans[1:])):  # runs that acted alike over spans apart: the
+                    logger.debug("runs not merged: %r acted alike over spans apart", g.path)  # number decides between them
+                    return None
                 kept[i].append(Guard("range", g.path, (min(s[0] for s in spans), max(s[1] for s in spans), g.value[2])))
                 continue
             if g.kind not in _OBSERVED:  # an agreement or a check: the same in every run, or no merge

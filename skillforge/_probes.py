@@ -513,30 +513,48 @@ def dropped(
     for key, per_run in seen.items():
         if covered[key] != set(where) and not _carried_over(key[1], covered[key], set(where), wording):
             continue
-        verdicts = {p.verdict for ps in per_run for p in ps}
-        if verdicts == {SAME} or (INCONCLUSIVE not in verdicts and all(_numeric(ps) for ps in per_run)):
+        if _settles(per_run):
             out.add(key)
     return frozenset(out)
 
 
-def _dropped_for(runs: list[Trajectory], where: list[Any], wording: dict[Any, str] | None, only: Any) -> frozenset[tuple[int, str]]:
+def _bears(context: Any, only: Any, fact: str, wording: dict[Any, str] | None) -> bool:
+    """Whether probes of a run of ``context`` bear on ``fact`` for the runs of context ``only``: the same
+    context, or the same behaviour said in words both ``free`` of the fact."""
+    if only is None or context == only:
+        return True
+    if not wording:
+        return False
+
     def said(c: Any) -> str:
-        return (wording or {}).get(c[0] if type(c) is tuple else c, "")
+        return wording.get(c[0] if type(c) is tuple else c, "")
 
     def did(c: Any) -> Any:
         return c[1] if type(c) is tuple else None
 
+    return did(context) == did(only) and free(said(context), fact) and free(said(only), fact)
+
+
+def _settles(per_run: list[list[Probe]]) -> bool:
+    """Whether the probes of a fact on several runs settle it: all the same; or a number's, without
+    doubt, where the values each run was seen to act alike over join into one span (runs apart, at 0
+    and from 0.45 up, acted otherwise between them: the number decides)."""
+    verdicts = {p.verdict for ps in per_run for p in ps}
+    if verdicts == {SAME}:
+        return True
+    if INCONCLUSIVE in verdicts or not all(_numeric(ps) for ps in per_run):
+        return False
+    spans = sorted(_interval(ps) for ps in per_run)
+    return all(b[0] <= a[1] for a, b in zip(spans, spans[1:]))
+
+
+def _dropped_for(runs: list[Trajectory], where: list[Any], wording: dict[Any, str] | None, only: Any) -> frozenset[tuple[int, str]]:
     per_key: dict[tuple[int, str], list[list[Probe]]] = {}
     for run, context in zip(runs, where, strict=True):
         for key, ps in _settled(run.probes).items():
-            if context == only or (wording and did(context) == did(only) and free(said(context), key[1]) and free(said(only), key[1])):
+            if _bears(context, only, key[1], wording):
                 per_key.setdefault(key, []).append(ps)
-    out = set()
-    for key, per_run in per_key.items():
-        verdicts = {p.verdict for ps in per_run for p in ps}
-        if verdicts == {SAME} or (INCONCLUSIVE not in verdicts and all(_numeric(ps) for ps in per_run)):
-            out.add(key)
-    return frozenset(out)
+    return frozenset(key for key, per_run in per_key.items() if _settles(per_run))
 
 
 def behaviour(run: Trajectory) -> tuple[Any, ...]:
@@ -591,11 +609,12 @@ def dropped_lines(
     which run; a number's facts (its sign, its digits) one line for the number: the values tried, and
     where the agent acted otherwise."""
     gone = dropped(runs, contexts, wording, only)
+    where = list(contexts) if contexts is not None else [0] * len(runs)
     lines: dict[tuple[int, str], str] = {}
     numbers: dict[tuple[int, str], tuple[list[str], str]] = {}
-    for run in runs:
+    for run, context in zip(runs, where, strict=True):
         for key, ps in _settled(run.probes).items():
-            if key not in gone:
+            if key not in gone or not _bears(context, only, key[1], wording):
                 continue
             p = ps[0]
             if _numeric(ps):
@@ -621,11 +640,12 @@ def ranges(
     """Per number fact ``dropped`` (step, fact id): the least and greatest value the agent was seen to
     act alike at, over every run (each run's own value and the values its probes tried)."""
     runs = list(runs)
+    where = list(contexts) if contexts is not None else [0] * len(runs)
     gone = dropped(runs, contexts, wording, only)
     out: dict[tuple[int, str], tuple[float, float]] = {}
-    for run in runs:
+    for run, context in zip(runs, where, strict=True):
         for key, ps in _settled(run.probes).items():
-            if key not in gone or not _numeric(ps):
+            if key not in gone or not _numeric(ps) or not _bears(context, only, key[1], wording):
                 continue
             a, b = _interval(ps)
             lo, hi = out.get(key, (a, b))
@@ -640,10 +660,13 @@ def alike(runs: Iterable[Trajectory], contexts: Sequence[Any] | None = None, wor
     (``cancelled``, where only ``delivered`` and ``pending`` were known) may be what the agent acts on:
     the skill keeps to these, as a number keeps to its range."""
     runs = list(runs)
+    where = list(contexts) if contexts is not None else [0] * len(runs)
     gone = dropped(runs, contexts, wording, only)
     out: dict[tuple[int, str], set[str]] = {}
-    for run in runs:
+    for run, context in zip(runs, where, strict=True):
         for key, ps in _settled(run.probes).items():
+            if not _bears(context, only, key[1], wording):
+                continue
             if key in gone and not _numeric(ps) and key[1].startswith("('eq'") and all(enum_like(p.was) for p in ps):
                 out.setdefault(key, set()).update({ps[0].was, *(p.to for p in ps if p.verdict == SAME and type(p.to) is str)})
     return {k: tuple(sorted(v)) for k, v in out.items()}

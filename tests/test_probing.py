@@ -367,3 +367,24 @@ def test_a_code_word_probed_alike_keeps_to_the_codes_tried() -> None:
     assert guards[0] == [Guard("alike", ("status",), ("delivered", "pending"))]
     line = _Renderer.__new__(_Renderer).guard("order", guards[0][0], "")
     assert line.startswith("require(order['status'] in ('delivered', 'pending'), ")
+
+
+def test_a_number_runs_acted_alike_over_spans_apart_decides() -> None:
+    """The loans shadow's wrong replay: "settle my fines" with $0.00 owed ("nothing to pay") and with
+    $4.50 (paid). Each run's probes showed the span it acted alike over, 0 alone and 0.45 to 45; their
+    union, 0 to 45, served a member owing $3.20 as owing nothing. Spans apart decide: skill-wide the
+    number is not dropped, and each context keeps its own span."""
+    from skillforge._probes import behaviour, dropped, ranges
+    from skillforge._trajectory import Probe
+
+    fact = "('sign', ('fines',))"
+    nothing = _run({"id": "M-1", "fines": 0.0}).model_copy(update={"probes": tuple(
+        Probe(step=0, fact=fact, verdict="different", was=0.0, to=x) for x in (10.0, 5.0, 2.5, -1.0))})
+    paid = _run({"id": "M-2", "fines": 4.5}).model_copy(update={"probes": (
+        Probe(step=0, fact=fact, verdict="same", was=4.5, to=45.0), Probe(step=0, fact=fact, verdict="same", was=4.5, to=0.45),
+        Probe(step=0, fact=fact, verdict="different", was=4.5, to=0.0))})
+    assert dropped([nothing, paid]) == frozenset()
+    contexts, words = [(0, "nothing"), (0, "paid")], {0: "Can I settle my fines? Card {card}."}
+    assert ranges([nothing, paid], contexts, words, only=contexts[0]) == {(0, fact): (0.0, 0.0)}
+    assert ranges([nothing, paid], contexts, words, only=contexts[1]) == {(0, fact): (0.45, 45.0)}
+    assert behaviour(nothing) == behaviour(paid)  # the same calls and words here: only the number tells them apart
