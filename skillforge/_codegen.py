@@ -288,8 +288,12 @@ class _Renderer:
                 return f"require({target} in ({options}{',' if len(g.value) == 1 else ''}), {why!r})"
             case "range":  # a number whose scale probes showed not to decide, over the values they tried
                 low, high, text = g.value
+                place = f"float({target})" if text else target
+                if low == high:  # the agent acted otherwise on either side of the one value seen
+                    why = f"{target} is {low!r}, where the agent was seen to act alike (probed)"
+                    return f"require({place} == {low!r}, {why!r})"
                 why = f"{target} is from {low!r} to {high!r}, where the agent was seen to act alike (probed)"
-                return f"require({low!r} <= {f'float({target})' if text else target} <= {high!r}, {why!r})"
+                return f"require({low!r} <= {place} <= {high!r}, {why!r})"
             case "agree":
                 a, b = (self.expr(e) for e in g.value)
                 why = f"{a} equals {b}, as when learned (either could be what the agent used)"

@@ -628,7 +628,8 @@ def dropped_lines(
                     shown = [*(f"{x:g} alike" for x in alike), *(f"{x:g} otherwise" for x in other)]  # type: ignore[str-format]
                     numbers[(p.step, place)] = (said, f"{place} was {p.was!r}; set to {', '.join(shown)} (run {run.hash[:8]})")
             elif key not in lines:
-                lines[key] = f"{p.said}: {p.change}, {p.why} (run {run.hash[:8]})"
+                coded = key[1].startswith("('eq'") and all(enum_like(q.was) for q in ps)  # kept to the codes tried (``alike``)
+                lines[key] = f"{p.said}: {'one of the codes tried instead, ' if coded else ''}{p.change}, {p.why} (run {run.hash[:8]})"
     for key, (said, tried) in numbers.items():
         lines[key] = f"{'; '.join(said)}: a range instead, {tried}"
     return tuple(lines[k] for k in sorted(lines))
