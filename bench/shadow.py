@@ -146,7 +146,7 @@ def _apply(path: Path, statements: tuple[str, ...]) -> None:
 
 def run(
     workload: Workload | str = "helpdesk", *, days: int | None = None, workdir: Path | None = None, run_log: bool = False,
-    probes: int = 0,
+    probes: int = 0, probe_new: bool = True,
 ) -> ShadowReport:
     """Run the stream through ``forge.solve()`` and through the agent alone; compare each task.
 
@@ -169,7 +169,7 @@ def run(
         main, shadow = root / "main.sqlite3", root / "shadow.sqlite3"
         wl.make_world(main)
         forge = Forge(skills_dir=root / "skills", state_dir=root / "state", agent=wl.agent, run_log=run_log, probes=probes,
-                      probes_per_hour=10**6, background_probes=False)  # a day of the stream takes seconds: no hourly cap
+                      probes_per_hour=10**6, background_probes=False, probe_new=probe_new)  # a day of the stream takes seconds: no hourly cap
         saved = dict(wl.TOOLBOX)
         for f in wl.TOOLS:  # register the module's functions; the agent calls the wrappers (recorded in solve())
             wl.TOOLBOX[f.__name__] = forge.tool(read=f.__name__ in wl.READS)(f)
@@ -430,6 +430,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--run-log", action="store_true",
                         help="keep the run log in WORKDIR/state with each skill-served task's verdict (skillforge report --log)")
     parser.add_argument("--probes", type=int, default=0, help="probe runs per skill learned or widened (0: no probes)")
+    parser.add_argument("--recurring", action="store_true",
+                        help="probe a skill only once a second run of its shape widens it (Forge(probe_new=False))")
     parser.add_argument("-v", "--verbose", action="store_true")
     args = parser.parse_args(argv)
     if args.run_log and args.workdir is None:
@@ -441,7 +443,8 @@ def main(argv: list[str] | None = None) -> int:
         differ = agent_determinism(args.workload, days=args.days)
         sys.stdout.write(f"agent alone on two copies of each world: {len(differ)} tasks differ\n")
         sys.stdout.writelines(f"  {t}\n" for t in differ)
-    report = run(args.workload, days=args.days, workdir=args.workdir, run_log=args.run_log, probes=args.probes)
+    report = run(args.workload, days=args.days, workdir=args.workdir, run_log=args.run_log, probes=args.probes,
+                 probe_new=not args.recurring)
     sys.stdout.write(render(report) + "\n")
     return 1 if report.wrong_replays or report.crashes else 0
 

@@ -113,6 +113,7 @@ def default_forge() -> Forge:
                     read_again=settings.read_again,
                     probes=settings.probes,
                     probes_per_hour=settings.probes_per_hour,
+                    probe_new=settings.probe_new,
                 )
     return _default
 

@@ -44,6 +44,8 @@ class Settings(BaseModel):
             facts decide (``0``, the default: off; see "Probes" in the README). Only for an agent whose
             effects all go through the decorated tools.
         probes_per_hour / SKILLFORGE_PROBES_PER_HOUR: at most this many probe runs in an hour (default 120).
+        probe_new / SKILLFORGE_PROBE_NEW: probe a skill when it is first written (true, the default), or
+            only once a second run of its shape widens it (false: probes go to the shapes that recur).
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -59,6 +61,7 @@ class Settings(BaseModel):
     read_again: bool = True
     probes: int = Field(default=0, ge=0)
     probes_per_hour: int = Field(default=120, ge=0)
+    probe_new: bool = True
     app: str | None = None
 
     @field_validator("app")

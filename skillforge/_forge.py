@@ -122,6 +122,7 @@ class Forge(Loading, Learning, Composing):
         probes: int = 0,
         probes_per_hour: int = 120,
         background_probes: bool = True,
+        probe_new: bool = True,
     ) -> None:
         if max_skill_calls < 1 or max_skill_seconds <= 0:
             raise ValueError("max_skill_calls and max_skill_seconds must be positive")
@@ -171,6 +172,7 @@ class Forge(Loading, Learning, Composing):
         self._lock = self.library.mutex
         self.prober = Prober(self, ProbeBudget(per_skill=probes, per_hour=probes_per_hour))
         self.background_probes = background_probes
+        self.probe_new = probe_new  # probe a skill when first written; else once a second run widens it
         self._probing = threading.Lock()  # one drain of the probe queue at a time
         self._probe_thread: threading.Thread | None = None
         for t in tools:
@@ -635,10 +637,12 @@ class Forge(Loading, Learning, Composing):
         writing or cutting it into requests costs the learning, never the solve.
         """
         try:
+            known = None if self.probe_new or self.prober.budget.per_skill <= 0 else set(self._index().by_name)
             self._learn_run(task, run, output, result, family)
             if result.learned and self.prober.budget.per_skill > 0:
                 for name in result.learned.split(", "):
-                    self.prober.want(name)
+                    if known is None or name in known:  # ``probe_new=False``: once the shape recurs
+                        self.prober.want(name)
         except (Exception, SkillforgeSignal) as e:
             logger.exception("learning from the run of %r failed", task)
             result.not_learned = (

@@ -277,8 +277,11 @@ class Prober:
             return (bound[0].text, behaviour(r)) if bound is not None else None
 
         settled: dict[tuple[str, Any] | None, set[tuple[int, str]]] = {}
+        steady: set[tuple[str, Any] | None] = set()  # contexts where an unchanged control run already came out the same
         for r in runs:
             settled.setdefault(said_as(r), set()).update((p.step, p.fact) for p in r.probes if p.step >= 0)
+            if any(p.fact == CONTROL and p.verdict == SAME for p in r.probes):
+                steady.add(said_as(r))
         for run in reversed(runs):  # the newest run first: the world the skill was last widened for
             if left <= 0:
                 break
@@ -287,15 +290,17 @@ class Prober:
             # and what runs that acted alike settled in other words, where both are free of the fact (``_probes.free``)
             elsewhere = {key for there, keys in settled.items() if there != here and there is not None and here is not None
                          and there[1] == here[1] for key in keys if free(there[0], key[1]) and free(here[0], key[1])}
-            made, spent = self._probe_run(skill, run, known, left, mine | elsewhere)
+            made, spent = self._probe_run(skill, run, known, left, mine | elsewhere, steady=here in steady)
             mine |= {(p.step, p.fact) for p in made if p.step >= 0}
+            if any(p.fact == CONTROL and p.verdict == SAME for p in made):
+                steady.add(here)
             left -= spent
             if made:
                 forge.library.write_probes(run.hash, (*run.probes, *made))
                 found_any = True
         if left > 0 and runs:
             runs[-1] = latest = forge.library.load_run(runs[-1].hash)  # with what was just found of it
-            made, spent = self._probe_slots(skill, latest, left)
+            made, spent = self._probe_slots(skill, latest, left, steady=said_as(latest) in steady)
             left -= spent
             if made:
                 forge.library.write_probes(latest.hash, (*latest.probes, *made))
@@ -305,14 +310,14 @@ class Prober:
             return False
         return forge.relearn(name, widened(skill.phrasings or (skill.template,), runs))
 
-    def _probe_slots(self, skill: SkillFile, run: Trajectory, left: int) -> tuple[list[Probe], int]:
+    def _probe_slots(self, skill: SkillFile, run: Trajectory, left: int, steady: bool = False) -> tuple[list[Probe], int]:
         """Slot-shape probes of ``run`` (``_probes.respoken``): the agent on its task with names written
         otherwise, the calls it passes them to answered as recorded; the same as the skill there, the
         slots' shapes take that way of writing them. Once per way, within ``left`` agent runs, only
         where the run's unchanged control came out the same."""
         bound = skill.bind(run.task)
         control = next((p for p in run.probes if p.fact == CONTROL), None)
-        if bound is None or control is None or control.verdict != SAME:
+        if bound is None or (control.verdict != SAME if control is not None else not steady):
             return [], 0
         template, params = bound
         tried = {(p.fact, p.to) for p in run.probes if p.step == SLOT}
@@ -362,9 +367,12 @@ class Prober:
 
     def _probe_run(
         self, skill: SkillFile, run: Trajectory, known: Known, left: int, skill_settled: set[tuple[int, str]] = frozenset(),  # type: ignore[assignment]
+        *, steady: bool = False,
     ) -> tuple[list[Probe], int]:
         """Probes of one run, at most ``left`` agent runs: the new records, and the runs they cost.
-        ``skill_settled``: facts probes of the skill's other runs settled, not probed again."""
+        ``skill_settled``: facts probes of the skill's other runs settled, not probed again; ``steady``:
+        an unchanged control run of another run of its context came out the same (none is made again:
+        an agent that acts otherwise unchanged shows it there, and noise only ever keeps a guard)."""
         bound = skill.bind(run.task)
         if bound is None:
             return [], 0
@@ -382,13 +390,13 @@ class Prober:
         groups = self._groups(spec, run, params, known, settled)
         if not groups:
             return [], 0
-        if control is None:
+        if control is None and not steady:
             if not self._affordable(1, left):
                 return [], 0
             control = self._control(run)
             spent += 1
             made.append(control)
-        if control.verdict != SAME:
+        if control is not None and control.verdict != SAME:
             return made, spent
         pool = [g for g in groups if g.pooled]
         if pool and self._affordable(1, left - spent):

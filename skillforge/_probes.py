@@ -9,8 +9,9 @@ again on a recorded run's task with every tool answered from the record, one fac
   a task value's relation to a field. Presence and type (``has``) are what the code needs to run at
   all and are never probed; neither are guards over every element of a list.
 - **What it is changed to** (``changes``): a flag flipped; a text moved to other values the field is
-  known to take (the library's recorded runs); a code word (``pending``) to each such value, since one
-  other code the agent treats alike says nothing of a third; a non-empty list emptied; a field the
+  known to take (the library's recorded runs); a code word (``pending``) to ``CODES`` such values, and
+  where the agent acts alike it keeps to the codes tried (``alike``: one other code treated alike says
+  nothing of a third, which a handover then shows); a non-empty list emptied; a field the
   skill does not read taken away; a list of codes given other codes it is known to hold; a task value's relation turned (the field made equal to it); a
   number moved beyond the range seen (ten times it), then between that and the value seen where the
   agent acted otherwise (``BISECT`` times, halving the scale), and below it (a tenth, then 0): its
@@ -55,11 +56,11 @@ __all__ = [
 PROBED = frozenset({"eq", "sign", "textsign", "digits", "len", "keys", "equal", "near", "member", "codes"})
 NUMERIC = frozenset({"sign", "textsign", "digits"})  # and ``eq`` of a small integer: facts of a number's scale
 BISECT = 2  # points tried between where the agent acted alike and where it did not, above the value seen
-CODES = 4  # other values of a code word probed, at most
+CODES = 2  # other values of a code word probed, at most: it keeps to the codes tried (``alike``), and a run of another widens it
 CONTROL = "control"  # a run's unchanged probe: the agent again, in the world as recorded
 SLOT = -2  # the step of a slot-shape probe's records: the task said otherwise, not the world changed
 _SAID_AS = (str.lower, str.upper)  # the other ways a name is written that a slot's shape is probed with
-_NAME_LIKE = re.compile(r"[A-Za-z][A-Za-z' .-]*")
+_NAME_LIKE = re.compile(r"[A-Z][A-Za-z'-]*(?: [A-Za-z][A-Za-z'-]*)*")  # "Ann Lee", "O'Neil"; not "jon.silva", an id
 DELETE = object()  # a change that takes a field away
 
 

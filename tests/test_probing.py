@@ -240,6 +240,22 @@ def test_the_budget_bounds_the_probes(tmp_path: Path) -> None:
     off.close()
 
 
+def test_probes_can_wait_for_a_shape_to_recur(tmp_path: Path) -> None:
+    """``probe_new=False``: a skill written from a first run is not probed (most shapes never recur, and
+    probes cost agent runs); once a second run widens it, it is."""
+    lending.make_world(tmp_path / "world.sqlite3")
+    forge = Forge(skills_dir=tmp_path / "skills", state_dir=tmp_path / "state", agent=lending.agent, run_log=False, probes=12,
+                  background_probes=False, probe_new=False)
+    for f in lending.TOOLS:
+        lending.TOOLBOX[f.__name__] = forge.tool(read=f.__name__ in lending.READS)(f)
+    name = forge.solve("Please lend book B-7 to member M-1001").learned
+    assert forge.probe() == [] and forge.prober.made == 0
+    again = forge.solve("Please lend book B-8 to member M-1005")  # $0.00: the first run's guards stop it
+    assert again.source == "skill+agent" and again.learned == name
+    assert forge.probe() == [name] and forge.prober.made > 0
+    forge.close()
+
+
 def test_probes_are_configured_and_checked(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     with pytest.raises(UserError, match="probes=-1"):
         Forge(skills_dir=tmp_path / "s", state_dir=tmp_path / "t", probes=-1)
