@@ -1,7 +1,7 @@
 """tau-bench retail through skillforge: learn from K tasks, serve N, and check every end state against the gold one.
 
     .venv/bin/python -m bench.tau_retail [--k 100] [--n 200] [--seeds 0 1 2] [--split train] [--json PATH]
-                                         [--no-persona]
+                                         [--no-persona] [--probes N]
 
 Per seed, the split's tasks (``bench/data/tau-retail/tasks.json``) are shuffled with
 ``random.Random(seed)``; skillforge learns from the agent's runs of the first K and then serves
@@ -97,6 +97,12 @@ def render(reports: list[SeedReport], tasks: dict[str, TauTask], seconds: float)
         f"agent alone vs gold mismatches: {harness} (a harness bug if not 0)",
         f"  wall time: {seconds:.1f} s",
     ]
+    runs = [r.probe_runs for r in reports]
+    if any(runs):
+        saved = statistics.fmean(r.requests_saved for r in reports)
+        out.append(f"  probes: {statistics.fmean(runs):.1f} agent runs per seed ({statistics.fmean(r.probe_requests for r in reports):.1f} "
+                   f"model requests), {statistics.fmean(r.probe_runs / max(1, r.skill_files) for r in reports):.1f} per skill file; "
+                   f"{saved:.1f} serve tasks saved an agent run: {saved - statistics.fmean(runs):.1f} net")
     inside = statistics.fmean(sum(o.source == "skill" and o.ceiling for o in r.phase("serve")) for r in reports)
     ceiling = statistics.fmean(r.ceiling for r in reports)
     out.append(
@@ -160,6 +166,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="keep each seed's skills and state under this directory (default: temporary)")
     parser.add_argument("--no-persona", action="store_true",
                         help="hand solve() the instructions without the persona sentence ('You are patient, confident.')")
+    parser.add_argument("--probes", type=int, default=0, metavar="N",
+                        help="probe each skill learned or widened with N agent runs (0: no probes), counted in the report")
     parser.add_argument("-v", "--verbose", action="store_true")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
@@ -170,7 +178,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.write(f"note: the {args.split} split has {len(tasks)} tasks; the serve phase gets "
                          f"{max(0, len(tasks) - args.k)}, not {args.n}\n")
     start = time.perf_counter()
-    options = {"workdir": args.workdir, "split": args.split, "persona": not args.no_persona}
+    options = {"workdir": args.workdir, "split": args.split, "persona": not args.no_persona, "probes": args.probes}
     reports = [run_seed(tasks, seed, args.k, args.n, **options) for seed in args.seeds]
     seconds = time.perf_counter() - start
     sys.stdout.write(render(reports, {t.id: t for t in tasks}, seconds) + "\n")

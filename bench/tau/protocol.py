@@ -79,6 +79,8 @@ class SeedReport:
     skill_files: int = 0
     intents: int = 0  # distinct (first call, write sequence) pairs among the skill files: intents by route
     seconds: float = 0.0
+    probe_runs: int = 0  # agent runs probes made (``probes``), each one agent run, as a task's
+    probe_requests: int = 0  # the model requests they reported
 
     def phase(self, name: str) -> list[Outcome]:
         return [o for o in self.outcomes if o.phase == name]
@@ -137,6 +139,7 @@ class SeedReport:
             "crashes": self.crashes, "wrong_end_states": dict(self.wrong("serve")),
             "requests_saved": self.requests_saved, "skill_files": self.skill_files, "intents": self.intents,
             "ceiling": self.ceiling, "multi_request": self.multi_request(),
+            "probe_runs": self.probe_runs, "probe_requests": self.probe_requests,
             "agent_vs_gold_mismatches": sum(o.agent_vs_gold for o in self.outcomes),
             "handovers": dict(self.handovers().most_common()), "not_learned": dict(self.not_learned().most_common()),
             "tasks": [asdict(o) | {"ceiling": o.ceiling} for o in self.outcomes],
@@ -197,9 +200,10 @@ def solve_task(forge: Forge, task: TauTask, phase: str, seen: set[Any], *, perso
 
 def run_seed(
     tasks: Sequence[TauTask], seed: int, k: int, n: int, *, workdir: Path | None = None, split: str = "",
-    persona: bool = True,
+    persona: bool = True, probes: int = 0,
 ) -> SeedReport:
-    """One seed: shuffle, learn from the first ``k`` tasks, serve the next ``n``."""
+    """One seed: shuffle, learn from the first ``k`` tasks, serve the next ``n``; with ``probes``, each
+    skill learned or widened is probed with that many agent runs right after its task (in step)."""
     order = list(tasks)
     random.Random(seed).shuffle(order)
     learn, serve = order[:k], order[k:k + n]
@@ -209,7 +213,8 @@ def run_seed(
         root = (workdir / f"seed-{seed}") if workdir is not None else Path(tmp)
         if (root / "skills").exists():
             raise FileExistsError(f"{root} holds an earlier run's skills: pass an empty or new --workdir")
-        forge = Forge(skills_dir=root / "skills", state_dir=root / "state", agent=agent.agent, run_log=False)
+        forge = Forge(skills_dir=root / "skills", state_dir=root / "state", agent=agent.agent, run_log=False, probes=probes,
+                      probes_per_hour=10**6, background_probes=False)
         saved = dict(tools.TOOLBOX)
         for f in tools.TOOLS:  # the agent calls the wrappers, so its calls are recorded inside solve()
             tools.TOOLBOX[f.__name__] = forge.tool(read=f.__name__ in tools.READS)(f)
@@ -221,12 +226,15 @@ def run_seed(
                     report.outcomes.append(solve_task(forge, task, phase, seen, persona=persona, kinds=kinds))
                     seen.add(shape(task))
                     kinds.update(shape(task))
+                    if probes:
+                        forge.probe()  # stand-ins answer every call: the database is not touched
         finally:
             tools.TOOLBOX.clear()
             tools.TOOLBOX.update(saved)
         skills = root / "skills"
         report.skill_files = sum(1 for p in skills.glob("*.py") if p.name != "__init__.py") if skills.exists() else 0
         report.intents = len({_intent(sk.source, sk.tools) for sk in forge.skills()})
+        report.probe_runs, report.probe_requests = forge.prober.made, forge.prober.requests
     report.seconds = time.perf_counter() - start
     return report
 
@@ -239,9 +247,9 @@ def _intent(source: str, tools_of: dict[str, Any]) -> tuple[str, ...]:
 
 
 def run(split: str = "train", k: int = 100, n: int = 200, seeds: Sequence[int] = (0, 1, 2), *,
-        workdir: Path | None = None, persona: bool = True) -> list[SeedReport]:
+        workdir: Path | None = None, persona: bool = True, probes: int = 0) -> list[SeedReport]:
     """Every seed in turn, on the tasks of ``split``."""
     tasks = load_tasks(split)
     if k + n > len(tasks):
         logger.warning("split %s has %d tasks: K=%d + N=%d do not fit; the serve phase gets the rest", split, len(tasks), k, n)
-    return [run_seed(tasks, s, k, n, workdir=workdir, split=split, persona=persona) for s in seeds]
+    return [run_seed(tasks, s, k, n, workdir=workdir, split=split, persona=persona, probes=probes) for s in seeds]
