@@ -38,7 +38,7 @@ from __future__ import annotations
 import copy
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from ._guards import fact_key
@@ -490,7 +490,6 @@ def _one(word: str) -> str:
 
 def dropped(
     runs: Iterable[Trajectory], contexts: Sequence[Any] | None = None, wording: dict[Any, str] | None = None,
-    only: Any = None,
 ) -> frozenset[tuple[int, str]]:
     """The facts (step, fact id) that probes of ``runs`` settled: a fact probed ``same`` and never
     otherwise; a number's fact probed without doubt (it becomes the range the agent acted alike over,
@@ -498,12 +497,10 @@ def dropped(
     decide though it did not elsewhere ("Don't unlock anything" makes an account's lock not matter):
     a fact is settled only where probes of a run of every context the runs show settled it, a context
     whose words are ``free`` of it counting as settled by another such (``wording``: each context's
-    template text). ``only``: the facts settled for the runs of that one context, by probes of its runs
-    and of runs of the same behaviour in words free of the fact (a branch's facts, for its own runs)."""
+    template text; a context may also be ``(phrasing, behaviour)``: a fact probed in one branch is never
+    settled for another so)."""
     runs = list(runs)
     where = list(contexts) if contexts is not None else [0] * len(runs)
-    if only is not None:
-        return _dropped_for(runs, where, wording, only)
     seen: dict[tuple[int, str], list[list[Probe]]] = {}
     covered: dict[tuple[int, str], set[Any]] = {}
     for run, context in zip(runs, where, strict=True):
@@ -519,23 +516,6 @@ def dropped(
     return frozenset(out)
 
 
-def _bears(context: Any, only: Any, fact: str, wording: dict[Any, str] | None) -> bool:
-    """Whether probes of a run of ``context`` bear on ``fact`` for the runs of context ``only``: the same
-    context, or the same behaviour said in words both ``free`` of the fact."""
-    if only is None or context == only:
-        return True
-    if not wording:
-        return False
-
-    def said(c: Any) -> str:
-        return wording.get(c[0] if type(c) is tuple else c, "")
-
-    def did(c: Any) -> Any:
-        return c[1] if type(c) is tuple else None
-
-    return did(context) == did(only) and free(said(context), fact) and free(said(only), fact)
-
-
 def _settles(per_run: list[list[Probe]]) -> bool:
     """Whether the probes of a fact on several runs settle it: all the same; or a number's, without
     doubt, where the values each run was seen to act alike over join into one span (runs apart, at 0
@@ -547,15 +527,6 @@ def _settles(per_run: list[list[Probe]]) -> bool:
         return False
     spans = sorted(_interval(ps) for ps in per_run)
     return all(b[0] <= a[1] for a, b in zip(spans, spans[1:]))
-
-
-def _dropped_for(runs: list[Trajectory], where: list[Any], wording: dict[Any, str] | None, only: Any) -> frozenset[tuple[int, str]]:
-    per_key: dict[tuple[int, str], list[list[Probe]]] = {}
-    for run, context in zip(runs, where, strict=True):
-        for key, ps in _settled(run.probes).items():
-            if _bears(context, only, key[1], wording):
-                per_key.setdefault(key, []).append(ps)
-    return frozenset(key for key, per_run in per_key.items() if _settles(per_run))
 
 
 def behaviour(run: Trajectory) -> tuple[Any, ...]:
@@ -604,18 +575,17 @@ def _carried_over(fact: str, covered: set[Any], every: set[Any], wording: dict[A
 
 
 def dropped_lines(
-    runs: Sequence[Trajectory], contexts: Sequence[Any] | None = None, wording: dict[Any, str] | None = None, only: Any = None,
+    runs: Sequence[Trajectory], contexts: Sequence[Any] | None = None, wording: dict[Any, str] | None = None,
 ) -> tuple[str, ...]:
     """One line per fact ``dropped`` by the probes of ``runs``: what it checked, what was changed, on
     which run; a number's facts (its sign, its digits) one line for the number: the values tried, and
     where the agent acted otherwise."""
-    gone = dropped(runs, contexts, wording, only)
-    where = list(contexts) if contexts is not None else [0] * len(runs)
+    gone = dropped(runs, contexts, wording)
     lines: dict[tuple[int, str], str] = {}
     numbers: dict[tuple[int, str], tuple[list[str], str]] = {}
-    for run, context in zip(runs, where, strict=True):
+    for run in runs:
         for key, ps in _settled(run.probes).items():
-            if key not in gone or not _bears(context, only, key[1], wording):
+            if key not in gone:
                 continue
             p = ps[0]
             if _numeric(ps):
@@ -637,17 +607,16 @@ def dropped_lines(
 
 
 def ranges(
-    runs: Iterable[Trajectory], contexts: Sequence[Any] | None = None, wording: dict[Any, str] | None = None, only: Any = None,
+    runs: Iterable[Trajectory], contexts: Sequence[Any] | None = None, wording: dict[Any, str] | None = None,
 ) -> dict[tuple[int, str], tuple[float, float]]:
     """Per number fact ``dropped`` (step, fact id): the least and greatest value the agent was seen to
     act alike at, over every run (each run's own value and the values its probes tried)."""
     runs = list(runs)
-    where = list(contexts) if contexts is not None else [0] * len(runs)
-    gone = dropped(runs, contexts, wording, only)
+    gone = dropped(runs, contexts, wording)
     out: dict[tuple[int, str], tuple[float, float]] = {}
-    for run, context in zip(runs, where, strict=True):
+    for run in runs:
         for key, ps in _settled(run.probes).items():
-            if key not in gone or not _numeric(ps) or not _bears(context, only, key[1], wording):
+            if key not in gone or not _numeric(ps):
                 continue
             a, b = _interval(ps)
             lo, hi = out.get(key, (a, b))
@@ -656,19 +625,16 @@ def ranges(
 
 
 def alike(runs: Iterable[Trajectory], contexts: Sequence[Any] | None = None, wording: dict[Any, str] | None = None,
-          only: Any = None) -> dict[tuple[int, str], tuple[str, ...]]:
+          ) -> dict[tuple[int, str], tuple[str, ...]]:
     """Per code-word fact ``dropped`` (step, fact id): the codes the agent was seen to act alike for, over
     every run (each run's own and the ones its probes tried). A code no run nor probe showed
     (``cancelled``, where only ``delivered`` and ``pending`` were known) may be what the agent acts on:
     the skill keeps to these, as a number keeps to its range."""
     runs = list(runs)
-    where = list(contexts) if contexts is not None else [0] * len(runs)
-    gone = dropped(runs, contexts, wording, only)
+    gone = dropped(runs, contexts, wording)
     out: dict[tuple[int, str], set[str]] = {}
-    for run, context in zip(runs, where, strict=True):
+    for run in runs:
         for key, ps in _settled(run.probes).items():
-            if not _bears(context, only, key[1], wording):
-                continue
             if key in gone and not _numeric(ps) and key[1].startswith("('eq'") and all(enum_like(p.was) for p in ps):
                 out.setdefault(key, set()).update({ps[0].was, *(p.to for p in ps if p.verdict == SAME and type(p.to) is str)})
     return {k: tuple(sorted(v)) for k, v in out.items()}
@@ -685,23 +651,13 @@ class Probed:
     codes: tuple[tuple[tuple[int, str], tuple[str, ...]], ...] = ()
 
     @classmethod
-    def of(cls, runs: Sequence[Trajectory], contexts: Sequence[Any] | None = None, wording: dict[Any, str] | None = None,
-           only: Any = None) -> Probed:
-        """What probes of ``runs`` settled; ``contexts``: the phrasing each run was said in, ``wording``
-        each phrasing's template text, ``only``: for the runs of that context (see ``dropped``)."""
+    def of(cls, runs: Sequence[Trajectory], contexts: Sequence[Any] | None = None, wording: dict[Any, str] | None = None) -> Probed:
+        """What probes of ``runs`` settled; ``contexts``: the phrasing (and behaviour) each run was in,
+        ``wording`` each phrasing's template text (see ``dropped``)."""
         if not any(r.probes for r in runs):
             return NONE
-        return cls(dropped(runs, contexts, wording, only), tuple(sorted(ranges(runs, contexts, wording, only).items())),
-                   dropped_lines(runs, contexts, wording, only), tuple(sorted(alike(runs, contexts, wording, only).items())))
-
-    @classmethod
-    def per_context(cls, runs: Sequence[Trajectory], contexts: Sequence[Any], wording: dict[Any, str]) -> dict[Any, Probed]:
-        """What probes settled for the runs of each context, each saying every context's lines (one file)."""
-        if not any(r.probes for r in runs):
-            return {c: NONE for c in contexts}
-        each = {c: cls.of(runs, contexts, wording, only=c) for c in dict.fromkeys(contexts)}
-        lines = tuple(sorted({line for p in each.values() for line in p.lines}))
-        return {c: replace(p, lines=lines) for c, p in each.items()}
+        return cls(dropped(runs, contexts, wording), tuple(sorted(ranges(runs, contexts, wording).items())),
+                   dropped_lines(runs, contexts, wording), tuple(sorted(alike(runs, contexts, wording).items())))
 
     def pruned(self, guards: list[list[Guard]]) -> None:
         """Take the dropped facts out of each step's guards (in place); a code word becomes the codes the

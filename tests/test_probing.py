@@ -388,9 +388,9 @@ def test_a_code_word_probed_alike_keeps_to_the_codes_tried() -> None:
 def test_a_number_runs_acted_alike_over_spans_apart_decides() -> None:
     """The loans shadow's wrong replay: "settle my fines" with $0.00 owed ("nothing to pay") and with
     $4.50 (paid). Each run's probes showed the span it acted alike over, 0 alone and 0.45 to 45; their
-    union, 0 to 45, served a member owing $3.20 as owing nothing. Spans apart decide: skill-wide the
-    number is not dropped, and each context keeps its own span."""
-    from skillforge._probes import behaviour, dropped, ranges
+    union, 0 to 45, served a member owing $3.20 as owing nothing. Spans apart decide: the number is
+    not dropped (its sign and digits stay guards, which the runs' two values make a branch on)."""
+    from skillforge._probes import dropped, ranges
     from skillforge._trajectory import Probe
 
     fact = "('sign', ('fines',))"
@@ -399,8 +399,5 @@ def test_a_number_runs_acted_alike_over_spans_apart_decides() -> None:
     paid = _run({"id": "M-2", "fines": 4.5}).model_copy(update={"probes": (
         Probe(step=0, fact=fact, verdict="same", was=4.5, to=45.0), Probe(step=0, fact=fact, verdict="same", was=4.5, to=0.45),
         Probe(step=0, fact=fact, verdict="different", was=4.5, to=0.0))})
-    assert dropped([nothing, paid]) == frozenset()
-    contexts, words = [(0, "nothing"), (0, "paid")], {0: "Can I settle my fines? Card {card}."}
-    assert ranges([nothing, paid], contexts, words, only=contexts[0]) == {(0, fact): (0.0, 0.0)}
-    assert ranges([nothing, paid], contexts, words, only=contexts[1]) == {(0, fact): (0.45, 45.0)}
-    assert behaviour(nothing) == behaviour(paid)  # the same calls and words here: only the number tells them apart
+    assert dropped([nothing, paid]) == frozenset() and ranges([nothing, paid]) == {}
+    assert ranges([paid]) == {(0, fact): (0.45, 45.0)} and ranges([nothing]) == {(0, fact): (0.0, 0.0)}  # each alone
