@@ -80,8 +80,10 @@ def spec_from_runs(
     # what probes settled where runs of every phrasing and behaviour settled it (a phrasing, or a branch, may decide);
     # measured against pruning each run by its own context only: that split skills into more files (tau-bench
     # retail, seed 0: 23 files and 165 served, against 14 and 175) for 3 more served on the helpdesk
-    contexts = [(next((i for i, t in enumerate(every) if t.bind(r.task) is not None), 0), behaviour(r)) for r in runs]
-    probed = Probed.of(runs, contexts, {i: t.text for i, t in enumerate(every)}) if any(r.probes for r in runs) else NONE
+    probed = NONE
+    if any(r.probes for r in runs):  # only then: what a run did is worked out for no other use
+        contexts = [(next((i for i, t in enumerate(every) if t.bind(r.task) is not None), 0), behaviour(r)) for r in runs]
+        probed = Probed.of(runs, contexts, {i: t.text for i, t in enumerate(every)})
 
     follows = sources_followed(runs)  # slots whose value the agent takes from a record where the two coincide (probed)
 

@@ -494,18 +494,8 @@ class Prober:
             found.append(self._one(skill, run, params, moved(first, x)))
             return found[-1][1]  # type: ignore[no-any-return]
 
-        alike, other = v, None
-        said = probe(up)
-        if said is None or said == INCONCLUSIVE:
-            return found
-        if said == SAME:
-            alike = up
-        else:
-            other = up
-        for _ in range(BISECT):
-            if other is None:
-                break
-            x = between(alike, other)  # type: ignore[arg-type]
+        alike, other, x = v, None, up
+        for _ in range(1 + BISECT):  # beyond, then between the values acted alike and otherwise at
             said = probe(x)
             if said is None or said == INCONCLUSIVE:
                 return found
@@ -513,6 +503,9 @@ class Prober:
                 alike = x
             else:
                 other = x
+            if other is None:
+                break
+            x = between(alike, other)  # type: ignore[arg-type]
         for x in downs:
             if probe(x) != SAME:
                 break

@@ -38,14 +38,15 @@ from __future__ import annotations
 import copy
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ._guards import fact_key
-from ._template import NEGATION
+from ._template import NEGATION, TaskTemplate, shape_of, union_shape
 from ._spec import At, Guard, Where
 from ._trajectory import DIFFERENT, INCONCLUSIVE, SAME, Probe, Trajectory, canonical_json
-from ._values import EACH, enum_like
+from ._values import EACH, _leaves, enum_like
+from ._wording import CONDITION
 
 __all__ = [
     "CONTROL", "DELETE", "LADDER", "NONE", "PROBED", "SLOT", "Behaviour", "alike", "behaviour", "Change", "Known", "Probed", "carried", "changed_world", "changes", "concrete", "distinctive",
@@ -366,24 +367,8 @@ _NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
 
 
 def _vocabulary(world: Sequence[tuple[str, dict[str, Any], Any, str | None]], params: dict[str, Any]) -> set[str]:
-    out: set[str] = set()
-
-    def walk(v: Any) -> None:
-        if type(v) is str:
-            if len(v) >= 3 and not _NUMBER.fullmatch(v):
-                out.add(v.lower())
-        elif type(v) is dict:
-            for x in v.values():
-                walk(x)
-        elif type(v) is list:
-            for x in v:
-                walk(x)
-
-    for _t, args, result, _e in world:
-        walk(args)
-        walk(result)
-    walk(list(params.values()))
-    return out
+    leaves = _leaves([[args, result] for _t, args, result, _e in world] + list(params.values()))
+    return {v.lower() for v in leaves if type(v) is str and len(v) >= 3 and not _NUMBER.fullmatch(v)}
 
 
 def carried(answer: Any, vocabulary: set[str]) -> Any:
@@ -474,8 +459,6 @@ def free(said: str, fact: str) -> bool:
     the fact's place ("locked" for ``user['locked']``). What probes settled in one such phrasing holds
     in another ("unlock {user} pls" and "{user} can't log in, unlock them?" are not both such: the second
     says "can't"); "Don't unlock anything" is never one."""
-    from ._wording import CONDITION
-
     text = re.sub(r"\{[^{}]*\}", " ", said)
     if NEGATION.search(text) or CONDITION.search(text):
         return False
@@ -534,21 +517,7 @@ def behaviour(run: Trajectory) -> tuple[Any, ...]:
     given or a read returned, and any number, masked). Runs of one skill that acted otherwise (an order
     "has been delivered (tracking ...)", another "is pending and hasn't shipped yet") are contexts apart:
     a fact probed alike in one branch may decide in the other."""
-    seen: set[str] = set()
-
-    def walk(v: Any) -> None:
-        if type(v) is str:
-            seen.update(w.lower() for w in _TEXT_WORD.findall(v))
-        elif type(v) is dict:
-            for x in v.values():
-                walk(x)
-        elif type(v) is list:
-            for x in v:
-                walk(x)
-
-    for c in run.calls:
-        walk(c.args)
-        walk(c.result)
+    seen = {w.lower() for v in _leaves([[c.args, c.result] for c in run.calls]) if type(v) is str for w in _TEXT_WORD.findall(v)}
     answer = run.outcome.output
     if type(answer) is str:
         words = ("_" if w.lower() in seen or any(ch.isdigit() for ch in w) else w.lower() for w in _TEXT_WORD.findall(answer))
@@ -723,10 +692,6 @@ def respoken_world(
 def widened(templates: Sequence[Any], runs: Iterable[Trajectory]) -> tuple[Any, ...] | None:
     """``templates`` with each slot's shape taking the ways of writing its value that slot-shape probes
     of ``runs`` came out ``same`` for; None where there are none it does not take yet."""
-    from dataclasses import replace
-
-    from ._template import TaskTemplate, shape_of, union_shape
-
     said: dict[str, list[str]] = {}
     for run in runs:
         for p in run.probes:
