@@ -94,6 +94,10 @@ class ShadowReport:
     probe_requests: int = 0  # the model requests those reported (0 for agents that report none)
     ceiling: int = 0  # tasks whose calls (tools and argument names, in order) the agent alone already made on an earlier task
     served_in_ceiling: int = 0  # of those, served wholly by skills
+    worded_before: int = 0  # of the ceiling, tasks said in words an earlier one of those calls was said in (values masked)
+    served_worded_before: int = 0  # of those, served wholly by skills
+    ceiling_fates: Counter[str] = field(default_factory=Counter)  # ceiling tasks not served: handed over, or to the agent
+    ceiling_missed: list[tuple[str, str, str]] = field(default_factory=list)  # (fate, kind, text) of each of those
 
     @property
     def requests_saved(self) -> int:
@@ -174,6 +178,7 @@ def run(
         for f in wl.TOOLS:  # register the module's functions; the agent calls the wrappers (recorded in solve())
             wl.TOOLBOX[f.__name__] = forge.tool(read=f.__name__ in wl.READS)(f)
         shapes: set[tuple[tuple[str, tuple[str, ...]], ...]] = set()  # the calls of each task the agent alone made so far
+        wordings: set[tuple[Any, str]] = set()  # (calls, the task's words with the calls' values masked) so far
         try:
             for i, task in enumerate(stream):
                 _apply(main, task.setup_sql)
@@ -188,8 +193,9 @@ def run(
                     result = e
                 wl.use_world(shadow)
                 calls: list[tuple[str, tuple[str, ...]]] = []
+                values: list[str] = []
                 wrapped = dict(wl.TOOLBOX)
-                wl.TOOLBOX.update({n: _noting(f, n, calls) for n, f in wrapped.items()})
+                wl.TOOLBOX.update({n: _noting(f, n, calls, values) for n, f in wrapped.items()})
                 try:
                     alone: Any = wl.agent(task.text)
                 except Exception as e:  # the agent alone failing is an outcome to compare, not a crash
@@ -200,8 +206,17 @@ def run(
                 shape = tuple(calls)
                 seen = shape in shapes
                 shapes.add(shape)
+                wording = (shape, _masked(task.text, values))
+                worded = wording in wordings
+                wordings.add(wording)
+                served = not isinstance(result, Exception) and result.source == "skill"
                 report.ceiling += seen
-                report.served_in_ceiling += seen and not isinstance(result, Exception) and result.source == "skill"
+                report.served_in_ceiling += seen and served
+                report.worded_before += worded
+                report.served_worded_before += worded and served
+                if seen and not served:
+                    report.ceiling_fates[fate := _ceiling_fate(result, worded)] += 1
+                    report.ceiling_missed.append((fate, task.kind, task.text))
                 diff = diff_states(wl.snapshot(main), wl.snapshot(shadow))
                 _tally(report, i, task, result, alone, diff)
                 if before is not None and not isinstance(result, Exception):
@@ -232,12 +247,30 @@ def run(
     return report
 
 
-def _noting(tool: Any, name: str, calls: list[tuple[str, tuple[str, ...]]]) -> Any:
-    """``tool``, noting each call's tool and argument names in ``calls`` (the shape of what the agent did)."""
+def _noting(tool: Any, name: str, calls: list[tuple[str, tuple[str, ...]]], values: list[str]) -> Any:
+    """``tool``, noting each call's tool and argument names in ``calls`` (the shape of what the agent did), and its
+    arguments' values as text in ``values``."""
     def call(*args: Any, **kwargs: Any) -> Any:
         calls.append((name, (*(f"#{k}" for k in range(len(args))), *sorted(kwargs))))
+        values.extend(str(v) for v in (*args, *kwargs.values()) if isinstance(v, str | int | float) and str(v))
         return tool(*args, **kwargs)
     return call
+
+
+def _masked(text: str, values: list[str]) -> str:
+    """``text`` with every call argument's value that it says (in any case) put as ``{}``, longest first: the
+    words a task was said in, apart from its values."""
+    for v in sorted(set(values), key=lambda v: (-len(v), v)):
+        text = re.sub(re.escape(v), "{}", text, flags=re.IGNORECASE)
+    return text
+
+
+def _ceiling_fate(result: Any, worded: bool) -> str:
+    """Why a task of calls seen before was not served wholly by skills."""
+    words = "said as before" if worded else "said in new words"
+    if isinstance(result, Exception):
+        return f"{words}: solve() raised"
+    return f"{words}: {'a skill took it and handed over' if result.source == 'skill+agent' else 'no skill took it'}"
 
 
 def _foreseen(forge: Forge, task: Task) -> Any:
@@ -371,6 +404,9 @@ def render(r: ShadowReport) -> str:
         f"  by the agent:                   {r.by_agent}",
         f"  ceiling (calls seen before):    {r.ceiling} tasks the agent alone made the calls of an earlier one (tools, argument "
         f"names); {r.served_in_ceiling} of them served by skills ({_share(r.served_in_ceiling, r.ceiling)})",
+        f"  ... said as before:             {r.worded_before} of the ceiling in the words of an earlier task of those calls "
+        f"(values masked); {r.served_worded_before} of them served by skills ({_share(r.served_worded_before, r.worded_before)})",
+        *(f"  ... not served, {why}: {n}" for why, n in sorted(r.ceiling_fates.items())),
         f"  WRONG REPLAYS:                  {len(r.wrong_replays)} ({r.wrong_tempting} among tempting tasks; "
         f"{wrong_by['skill']} skill, {wrong_by['skill+agent']} skill+agent)",
         f"  agent-vs-agent mismatches:      {len(r.agent_mismatches)} (harness/agent non-determinism; should be 0)",

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import pprint
+import re
 from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
@@ -23,7 +24,7 @@ from ._policy import RESERVED
 from ._values import EACH, var_names, walk_exprs
 from ._spec import taken_from, At, Const, DictOf, Each, Early, Expr, Fmt, Guard, Join, Len, ListOf, Neg, Param, Ref, Select, SkillSpec, Update, Where
 from ._template import PHRASING, UNUSED, Slot
-from ._tidy import named, once
+from ._tidy import named, once, texts
 from ._variants import file_phrasings, file_runs
 from ._version import __version__
 
@@ -287,8 +288,13 @@ class _Renderer:
                 why = f"{target} is one of {options}, where the agent was seen to act alike (probed)"
                 return f"require({target} in ({options}{',' if len(g.value) == 1 else ''}), {why!r})"
             case "range":  # a number whose scale probes showed not to decide, over the values they tried
-                low, high, text = g.value
+                low, high, text = g.value[:3]
                 place = f"float({target})" if text else target
+                if len(g.value) > 3:  # spans apart, with no evidence between them
+                    conds = [f"{place} == {lo!r}" if lo == hi else f"{lo!r} <= {place} <= {hi!r}" for lo, hi in g.value[3]]
+                    said = ", or ".join(repr(lo) if lo == hi else f"from {lo!r} to {hi!r}" for lo, hi in g.value[3])
+                    why = f"{target} is {said}, where the agent was seen to act alike (probed)"
+                    return f"require({' or '.join(conds)}, {why!r})"
                 if low == high:  # the agent acted otherwise on either side of the one value seen
                     why = f"{target} is {low!r}, where the agent was seen to act alike (probed)"
                     return f"require({place} == {low!r}, {why!r})"
@@ -476,6 +482,21 @@ class _Renderer:
         note = _constant_note(early.output)
         lines.append(f"    return {out}{f'  # {note}' if note else ''}")
         return lines
+
+    def every_way(self, i: int) -> tuple[Guard, ...]:
+        """The guards on step ``i`` (a read before any write) that the skill's own way and every branch
+        taken after it check, and that read no later step's result: they can be checked as the step is
+        made, once, rather than in each way's block."""
+        later = [st.var for st in self.spec.steps[i + 1:] if st.var]
+        ways = [e.guards[i] for e in self.spec.early if e.after >= i]
+        out = []
+        for g in self.spec.steps[i].guards:
+            if g.kind == "unguarded" or not all(g in w for w in ways):
+                continue
+            line = self.guards(i, (g,))
+            if line and not any(re.search(rf"\b{re.escape(v)}\b", line[0]) for v in later):
+                out.append(g)
+        return tuple(out)
 
     def beyond(self, k: int, guards: tuple[Guard, ...]) -> tuple[Guard, ...]:
         """Of a branch's guards on step ``k``, made before a write every branch makes, those the
@@ -923,6 +944,7 @@ def _body(spec: SkillSpec) -> list[str]:
             continue
         body.extend(r.reached(i))
         body.extend(r.call(i, guards=False))  # the guards of the branch taken, once it is known which (all reads)
+        body.extend(r.guards(i, r.every_way(i)))  # but those every way on from here checks, checked once (``once`` drops the rest)
         for early in spec.early:
             if early.after == i:
                 body.extend(r.branch(early, shared))
@@ -933,7 +955,7 @@ def _body(spec: SkillSpec) -> list[str]:
                 body.extend(r.guards(k, spec.steps[k].guards))
     note = _constant_note(spec.output)
     body.append(f"return {r.expr(spec.output)}{f'  # {note}' if note else ''}")
-    return named(once(body), r.taken())
+    return named(texts(once(body)), r.taken())
 
 
 def _summary(spec: SkillSpec) -> str:

@@ -49,7 +49,7 @@ from ._values import (
     _alike,
     _at,
     _categorical,
-    _comparable,
+    same_kind,
     _get,
     _keyed,
     _leaves,
@@ -205,11 +205,11 @@ class _Facts:
             found = any(_same_type(e, value) and e == value for e in items)
             if found:
                 self.out.append(Guard("member", path, (name, True)))
-            elif type(value) is str and any(_scalar(e) for e in items) and not self._given(value, where):
+            elif type(value) is str and any(_scalar(e) and same_kind(e, value) for e in items) and not self._given(value, where):
                 # not there, not even up to case, punctuation or type ("VPN-Users", "#W1", 6001): a
                 # world where it is, in any of those forms, may be another decision
                 self.out.append(Guard("near", path, (name, near(value, items))))
-            elif any(_same_type(e, value) for e in items) and not self._given(value, where):
+            elif any(_same_type(e, value) and same_kind(e, value) for e in items) and not self._given(value, where):
                 self.out.append(Guard("member", path, (name, False)))
 
     def _elements(self, elements: list[dict[str, Any]], path: tuple[str | int, ...]) -> None:
@@ -238,9 +238,9 @@ class _Facts:
                 found = any(_same_type(x, value) and x == value for x in seen)
                 if found:
                     self.out.append(Guard("member", each, (name, True)))
-                elif type(value) is str and any(_comparable(str(x), value) for x in seen if _scalar(x)) and not self._given(value):
+                elif type(value) is str and any(same_kind(x, value) for x in seen if _scalar(x)) and not self._given(value):
                     self.out.append(Guard("near", each, (name, near(value, seen))))
-                elif any(_comparable(x, value) for x in seen) and not self._given(value):
+                elif any(same_kind(x, value) for x in seen) and not self._given(value):
                     self.out.append(Guard("member", each, (name, False)))
 
 

@@ -37,7 +37,7 @@ from ._guards import MISSING, OBSERVED, fact_key, observe
 from ._joins import listings
 from ._relevance import acted_on
 from ._records import folded_as
-from ._spec import At, Const, Guard, Param, Ref, SkillSpec, Step, Where
+from ._spec import At, Const, Guard, Param, Ref, SkillSpec, Step, Where, range_guard, spans_of
 from ._template import CHOICE, IGNORED, PHRASING, Slot, choices
 from ._trajectory import Trajectory
 from ._wording import Wording, worded
@@ -117,11 +117,12 @@ def merge(
                 kept[i].append(Guard("alike", g.path, tuple(sorted({c for v in seen for c in v}))))
                 continue
             if g.kind == "range":  # a number probes showed not to decide: over every run's span
-                spans = sorted(h.value for spec in specs for h in spec.steps[i].guards if fact_key(h) == key)
-                if any(b[0] > a[1] for a, b in zip(spans, spans[1:])):  # runs that acted alike over spans apart: the
-                    logger.debug("runs not merged: %r acted alike over spans apart", g.path)  # number decides between them
-                    return None
-                kept[i].append(Guard("range", g.path, (min(s[0] for s in spans), max(s[1] for s in spans), g.value[2])))
+                # runs that acted alike over spans apart keep to each: the number may decide between them
+                spans = []
+                for spec, run in zip(specs, runs, strict=True):
+                    mine = [sp for h in spec.steps[i].guards if fact_key(h) == key for sp in spans_of(h)]
+                    spans += mine or _point(run.calls[i].result, g.path, spec.examples, g.value[2])  # a run not probed there: its own value
+                kept[i].append(range_guard(g.path, spans, g.value[2]))
                 continue
             if g.kind not in _OBSERVED:  # an agreement or a check: the same in every run, or no merge
                 if any(g not in spec.steps[i].guards for spec in specs):
@@ -207,7 +208,7 @@ def merge(
     return SkillSpec(
         name=first.name, template=first.template, slots=slots, examples=first.examples, steps=steps,
         output=first.output, tools=first.tools, instances=first.instances, runs=all_runs, task=first.task,
-        constants=first.constants, alts=first.alts,
+        constants=first.constants, alts=first.alts, probed=tuple(dict.fromkeys(line for spec in specs for line in spec.probed)),
     )
 
 
@@ -513,3 +514,13 @@ _DOMAINS: dict[str, tuple[Any, ...]] = {
     "sign": ("negative", "positive", "zero"),
     "textsign": ("negative", "positive", "zero"),
 }
+
+
+def _point(result: Any, path: tuple[Any, ...], params: dict[str, Any], text: bool) -> list[tuple[float, float]]:
+    """The span of one number: the value at ``path`` in a run's result (as a number, where ``text``), or none."""
+    try:
+        v = resolve(result, path, params)
+        v = float(v) if text and type(v) is str else v
+    except (KeyError, IndexError, TypeError, ValueError):
+        return []
+    return [(v, v)] if type(v) in (int, float) else []

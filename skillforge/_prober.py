@@ -37,7 +37,7 @@ from ._compile import ADMISSION_SECONDS, _StandInInstance
 from ._exceptions import SkillFileError, SkillforgeError, SkillforgeSignal
 from ._lifting import Rejected, lift
 from ._probes import (
-    BISECT, CONTROL, SLOT, quoted_from_record, respoken, respoken_world, widened, DELETE, NONE, Behaviour, Change, Known, as_number, between, behaviour, changed_world, changes, distinctive, fact_id, free, moved, pooled, priority,
+    BISECT, CONTROL, SLOT, lengthened_world, quoted_from_record, relengthened, respoken, respoken_world, widened, DELETE, NONE, Behaviour, Change, Known, as_number, between, behaviour, changed_world, changes, distinctive, fact_id, free, moved, pooled, priority,
     rungs, verdict,
 )
 from ._spec import At, Where
@@ -282,7 +282,24 @@ class Prober:
             settled.setdefault(said_as(r), set()).update((p.step, p.fact) for p in r.probes if p.step >= 0)
             if any(p.fact == CONTROL and p.verdict == SAME for p in r.probes):
                 steady.add(said_as(r))
-        for run in reversed(runs):  # the newest run first: the world the skill was last widened for
+        if runs:  # the slots' shapes first (what tasks it takes), on the newest run
+            latest = runs[-1]
+            made, spent = self._probe_slots(skill, latest, known, left, steady=said_as(latest) in steady)
+            left -= spent
+            if made:
+                forge.library.write_probes(latest.hash, (*latest.probes, *made))
+                runs[-1] = latest.model_copy(update={"probes": (*latest.probes, *made)})
+                found_any = True
+                if any(p.fact == CONTROL and p.verdict == SAME for p in made):
+                    steady.add(said_as(latest))
+        # the newest run first (the world the skill was last widened for), but first the newest of each
+        # context no probe of the skill settled anything in yet: a branch whose facts were never probed keeps them all
+        fresh: dict[Any, Trajectory] = {}
+        for r in reversed(runs):
+            if not settled.get(said_as(r)):
+                fresh.setdefault(said_as(r), r)
+        order = [*fresh.values(), *(r for r in reversed(runs) if r not in fresh.values())]
+        for run in order:
             if left <= 0:
                 break
             here = said_as(run)
@@ -298,40 +315,41 @@ class Prober:
             if made:
                 forge.library.write_probes(run.hash, (*run.probes, *made))
                 found_any = True
-        if left > 0 and runs:
-            runs[-1] = latest = forge.library.load_run(runs[-1].hash)  # with what was just found of it
-            made, spent = self._probe_slots(skill, latest, left, steady=said_as(latest) in steady)
-            left -= spent
-            if made:
-                forge.library.write_probes(latest.hash, (*latest.probes, *made))
-                runs[-1] = latest.model_copy(update={"probes": (*latest.probes, *made)})
-                found_any = True
         if not found_any:
             return False
         return forge.relearn(name, widened(skill.phrasings or (skill.template,), runs))
 
-    def _probe_slots(self, skill: SkillFile, run: Trajectory, left: int, steady: bool = False) -> tuple[list[Probe], int]:
+    def _probe_slots(self, skill: SkillFile, run: Trajectory, known: Known, left: int, steady: bool = False) -> tuple[list[Probe], int]:
         """Slot-shape probes of ``run`` (``_probes.respoken``): the agent on its task with names written
         otherwise, the calls it passes them to answered as recorded; the same as the skill there, the
         slots' shapes take that way of writing them. Once per way, within ``left`` agent runs, only
         where the run's unchanged control came out the same."""
         bound = skill.bind(run.task)
         control = next((p for p in run.probes if p.fact == CONTROL), None)
-        if bound is None or (control.verdict != SAME if control is not None else not steady):
+        if bound is None or (control is not None and control.verdict != SAME):
             return [], 0
         template, params = bound
         tried = {(p.fact, p.to) for p in run.probes if p.step == SLOT}
+        candidates = [(said, changed, respoken_world(run.calls, changed)) for said, changed in respoken(template, params, run.task)]
+        candidates += [(said, changed, lengthened_world(run.calls, changed))
+                       for said, changed in relengthened(template, params, run.task, run.calls, known)]
+        candidates = [c for c in candidates if not all((f"slot {n}", new) in tried for n, (_old, new) in c[1].items())]
         made: list[Probe] = []
+        if not candidates:
+            return [], 0
+        if control is None and not steady:  # the agent must still do what the record says, unchanged
+            if not self._affordable(2, left):
+                return [], 0
+            made.append(control := self._control(run))
+            if control.verdict != SAME:
+                return made, 1
         spec = lift(run.model_copy(update={"probes": ()}), name=skill.name, template=template,
                     importable=self.forge.importable_skills, probed=NONE)
         if isinstance(spec, Rejected):
             spec = spec.as_text
-        for said, changed in respoken(template, params, run.task):
-            if all((f"slot {n}", new) in tried for n, (_old, new) in changed.items()):
-                continue
+        for said, changed, world in candidates:
             if not self._affordable(1, left - sum(p.runs for p in made)):
                 break
-            world = respoken_world(run.calls, changed)
             agent_did, requests = self._agent(said, world)
             skill_did = probe_skill_code(skill, {**params, **{n: new for n, (_old, new) in changed.items()}}, world)
             outcome, why = verdict(agent_did, skill_did, world, params)

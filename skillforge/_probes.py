@@ -50,7 +50,7 @@ from ._wording import CONDITION
 
 __all__ = [
     "CONTROL", "DELETE", "LADDER", "NONE", "PROBED", "SLOT", "Behaviour", "alike", "behaviour", "Change", "Known", "Probed", "carried", "changed_world", "changes", "concrete", "distinctive",
-    "dropped", "dropped_lines", "fact_id", "free", "pooled", "quoted_from_record", "ranges", "respoken", "sources_followed", "verdict", "widened",
+    "dropped", "dropped_lines", "fact_id", "lengthened_world", "relengthened", "free", "pooled", "quoted_from_record", "ranges", "respoken", "sources_followed", "verdict", "widened",
 ]
 
 # guard kinds a probe may change: facts of a read's world (see the module docstring)
@@ -676,6 +676,68 @@ def respoken(template: Any, params: dict[str, Any], task: str) -> list[tuple[str
         if changed and template.bind(said) is None:
             out.append((said, changed))
     return out
+
+
+def relengthened(
+    template: Any, params: dict[str, Any], task: str, calls: Sequence[Any], known: Known,
+) -> list[tuple[str, dict[str, tuple[str, str]]]]:
+    """Slot-shape probes of a run in the other direction: a text slot's value put as another value the
+    same field of a result is known to take (``known``), of more words and of fewer, where the template
+    does not take it yet (a title of three words where the run's had two). ``(the task so said,
+    {slot: (value, other)})``, one slot at a time. The value is changed everywhere the world holds it
+    (``lengthened_world``); one the world already holds elsewhere is not taken (the two would be one)."""
+    out = []
+    slots = [s for s in template.slots if s.kind not in ("choice", "ignored", "list") and s.type == "str" and not s.parts]
+    held = {v for c in calls for v in (*_leaves(c.args), *_leaves(c.result)) if type(v) is str}
+    for slot in slots:
+        value = params.get(slot.name)
+        if type(value) is not str or task.count(value) != 1 or not _NAME_LIKE.fullmatch(value):
+            continue
+        fields = sorted({(c.tool, w) for c in calls for w, v in _text_places(c.result, ()) if v == value})
+        words = len(value.split())
+        others = sorted({o for tool, w in fields for o in known.others(tool, w, value)
+                         if _NAME_LIKE.fullmatch(o) and len(o.split()) != words and o not in held
+                         and not any(o in h or h in o for h in held if h and len(h) > 2 and h != value)},
+                        key=lambda o: (len(o.split()), o))
+        more = next((o for o in others if len(o.split()) > words), None)
+        fewer = next((o for o in reversed(others) if len(o.split()) < words), None)
+        for other in (more, fewer):
+            said = task.replace(value, other, 1) if other is not None else None
+            if said is not None and template.bind(said) is None:
+                out.append((said, {slot.name: (value, other)}))
+    return out
+
+
+def _text_places(value: Any, where: tuple[str, ...]) -> list[tuple[tuple[str, ...], str]]:
+    """Each text in a result, with its field's place (list positions left out, as ``Known`` keys them)."""
+    if type(value) is str:
+        return [(where, value)]
+    if type(value) is dict:
+        return [p for k, v in value.items() for p in _text_places(v, (*where, k))]
+    if type(value) is list:
+        return [p for v in value[:32] for p in _text_places(v, where)]
+    return []
+
+
+def lengthened_world(
+    calls: Sequence[Any], changed: dict[str, tuple[str, str]],
+) -> list[tuple[str, dict[str, Any], Any, str | None]]:
+    """The record's calls with each changed value put as the other everywhere: in what the calls were
+    given and what they returned, whole or inside a text ("Lent 'Secret Garden' until ...")."""
+    world = changed_world(calls, None)
+    for old, new in changed.values():
+        world = [(t, _within(a, old, new), _within(r, old, new), e) for t, a, r, e in world]
+    return world
+
+
+def _within(value: Any, old: str, new: str) -> Any:
+    if type(value) is str:
+        return value.replace(old, new)
+    if type(value) is dict:
+        return {k: _within(v, old, new) for k, v in value.items()}
+    if type(value) is list:
+        return [_within(v, old, new) for v in value]
+    return value
 
 
 def respoken_world(

@@ -24,7 +24,7 @@ from typing import Any, Union
 from ._template import Slot
 from ._trajectory import ToolRef
 
-__all__ = ["MINUS", "taken_from", "At", "Const", "DictOf", "Each", "Early", "Expr", "Fmt", "Guard", "Join", "Len", "ListOf", "Neg", "Param", "Ref", "Select", "SkillSpec", "Step", "Update", "Where"]
+__all__ = ["MINUS", "range_guard", "spans_of", "taken_from", "At", "Const", "DictOf", "Each", "Early", "Expr", "Fmt", "Guard", "Join", "Len", "ListOf", "Neg", "Param", "Ref", "Select", "SkillSpec", "Step", "Update", "Where"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,6 +150,25 @@ class Where:
 
 
 MINUS = "minus"  # a ``cmp`` guard's extra ``(MINUS, path)``: the number at its path less the one at ``path`` (what is left)
+
+
+def spans_of(g: Guard) -> tuple[tuple[float, float], ...]:
+    """The spans a ``range`` guard keeps a number to, lowest first: one, or several apart (runs and
+    probes that acted alike over each, and no evidence between them)."""
+    return g.value[3] if len(g.value) > 3 else ((g.value[0], g.value[1]),)
+
+
+def range_guard(path: tuple[Any, ...], spans: Any, text: bool) -> Guard:
+    """A ``range`` guard over ``spans`` (any order; those that overlap or touch are joined): its value is
+    ``(low, high, text)``, and ``(low, high, text, spans)`` where the spans lie apart."""
+    joined: list[tuple[float, float]] = []
+    for lo, hi in sorted(spans):
+        if joined and lo <= joined[-1][1]:
+            joined[-1] = (joined[-1][0], max(hi, joined[-1][1]))
+        else:
+            joined.append((lo, hi))
+    low, high = joined[0][0], joined[-1][1]
+    return Guard("range", path, (low, high, text) if len(joined) == 1 else (low, high, text, tuple(joined)))
 
 
 def taken_from(g: Guard) -> tuple[str | int, ...] | None:

@@ -19,8 +19,9 @@ import ast
 import re
 from collections import Counter
 from collections.abc import Iterator
+from typing import Any
 
-__all__ = ["named", "once"]
+__all__ = ["named", "once", "texts"]
 
 _INDENT = "    "
 _WORD = re.compile(r"[A-Za-z_]\w*")
@@ -38,19 +39,166 @@ def once(lines: list[str]) -> list[str]:
     """
     out: list[str] = []
     checked: list[tuple[int, set[str]]] = [(0, set())]  # (indent, conditions checked) per block open here
+    opened: set[str] = set()  # what the ``if`` just before holds inside its block
     for line in lines:
         indent = len(line) - len(line.lstrip(" "))
         while len(checked) > 1 and indent < checked[-1][0]:
             checked.pop()
         if indent > checked[-1][0]:
-            checked.append((indent, set()))
-        cond = _condition(line.strip())
+            checked.append((indent, opened))
+        opened = set()
+        stmt = line.strip()
+        if stmt.startswith("if ") and (test := _if_test(stmt)) is not None:
+            opened = _holding(test)
+        cond = _condition(stmt)
         if cond is not None:
-            if any(cond in seen for _i, seen in checked):
+            said = _normal(cond)
+            if any(said in seen for _i, seen in checked):
                 continue
-            checked[-1][1].add(cond)
+            checked[-1][1].update(_holding(cond))
         out.append(line)
     return out
+
+
+_HAS_TEXT = re.compile(r"require\(has\((\w+)((?:, (?:'(?:[^'\\\\]|\\\\.)*'|-?\d+))*), kind='str'\), ")
+
+
+def texts(lines: list[str]) -> list[str]:
+    """``lines`` with a text that must be there (``has(user, 'manager', kind='str')``) and be one line
+    long (``lines(user['manager']) == 1``) in one block checked in one ``require``, where the first was."""
+    out = list(lines)
+    drop: set[int] = set()
+    for i, line in enumerate(out):
+        m = _HAS_TEXT.match(line.strip())
+        if m is None:
+            continue
+        indent = len(line) - len(line.lstrip(" "))
+        target = m.group(1) + "".join(f"[{k}]" for k in m.group(2)[2:].split(", ") if k)
+        want = f"require(lines({target}) == 1, "
+        for j in range(i + 1, len(out)):
+            other = out[j]
+            there = len(other) - len(other.lstrip(" "))
+            if there < indent or (there == indent and other.lstrip().startswith(("if ", "return "))):
+                break
+            if there == indent and other.strip().startswith(want):
+                cond = f"has({m.group(1)}{m.group(2)}, kind='str') and lines({target}) == 1"
+                out[i] = " " * indent + f"require({cond}, {f'{target} is one line of text, as when learned'!r})"
+                drop.add(j)
+                break
+    return [line for k, line in enumerate(out) if k not in drop]
+
+
+def _if_test(stmt: str) -> str | None:
+    """The test of a one-line ``if <test>:`` (a comment after it allowed), or None."""
+    code = stmt.split("  #", 1)[0].rstrip()
+    return code[3:-1] if code.endswith(":") else None
+
+
+def _normal(cond: str) -> str:
+    """``cond`` as ``ast.unparse`` writes it (so two spellings of one check compare equal)."""
+    try:
+        return ast.unparse(ast.parse(cond, mode="eval"))
+    except SyntaxError:
+        return cond
+
+
+def _holding(cond: str) -> set[str]:
+    """What holds where ``cond`` does: itself, and the checks it makes sure of (``x in items`` means
+    ``near(x, items)`` and ``len(items) > 0``; ``not near(x, items)`` means ``x not in items``; a text
+    equal to ``'Open'`` is one line of text; a number from 1 to 5 is positive). Each is written as
+    ``ast.unparse`` writes it."""
+    try:
+        tree = ast.parse(cond, mode="eval").body
+    except SyntaxError:
+        return {cond}
+    out: set[str] = set()
+    todo = [tree]
+    while todo:
+        node = todo.pop()
+        out.add(ast.unparse(node))
+        if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And):
+            todo.extend(node.values)
+        else:
+            out.update(ast.unparse(n) for n in _implied(node))
+    return out
+
+
+def _call(name: str, *args: ast.expr) -> ast.expr:
+    return ast.Call(ast.Name(name), list(args), [])
+
+
+def _compare(left: ast.expr, op: ast.cmpop, right: Any) -> ast.expr:
+    return ast.Compare(left, [op], [right if isinstance(right, ast.AST) else ast.Constant(right)])
+
+
+def _has(target: ast.expr, kind: str) -> ast.expr | None:
+    """``has(var, 'key', ..., kind=kind)`` for ``var['key']...``, or None for another expression."""
+    keys: list[ast.expr] = []
+    while isinstance(target, ast.Subscript) and isinstance(target.slice, ast.Constant):
+        keys.insert(0, target.slice)
+        target = target.value
+    if not isinstance(target, ast.Name) or not keys:
+        return None
+    return ast.Call(ast.Name("has"), [target, *keys], [ast.keyword("kind", ast.Constant(kind))])
+
+
+def _implied(node: ast.expr) -> list[ast.expr]:
+    """The checks ``node`` makes sure of, beyond itself."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        inner = node.operand
+        if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Name) and inner.func.id == "near" and len(inner.args) == 2:
+            return [_compare(inner.args[0], ast.NotIn(), inner.args[1])]
+        return []
+    if not isinstance(node, ast.Compare):
+        return []
+    if len(node.ops) == 2 and all(isinstance(op, ast.LtE | ast.Lt) for op in node.ops):  # low <= x <= high
+        low, x, high = node.left, node.comparators[0], node.comparators[1]
+        if _number(low) and _number(high):
+            if low.value > 0 or (low.value == 0 and isinstance(node.ops[0], ast.Lt)):  # type: ignore[union-attr]
+                return [_compare(x, ast.Gt(), 0)]
+            if high.value < 0:  # type: ignore[union-attr]
+                return [_compare(x, ast.Lt(), 0)]
+        return []
+    if len(node.ops) != 1:
+        return []
+    op, left, right = node.ops[0], node.left, node.comparators[0]
+    out: list[ast.expr | None] = []
+    if isinstance(op, ast.In):
+        out += [_call("near", left, right), _compare(_call("len", right), ast.Gt(), 0)]
+        if isinstance(right, ast.Tuple) and right.elts and all(isinstance(e, ast.Constant) for e in right.elts):
+            out += _of_values(left, [e.value for e in right.elts])  # type: ignore[attr-defined]
+    elif isinstance(op, ast.Eq | ast.Is) and isinstance(right, ast.Constant):
+        out += _of_values(left, [right.value])
+    elif isinstance(op, ast.Eq | ast.Gt) and _is_len(left) and _number(right) and right.value > 0:  # type: ignore[union-attr]
+        out.append(_compare(left, ast.Gt(), 0))
+    elif isinstance(op, ast.Eq) and _is_len(left) and _number(right) and right.value == 0:  # type: ignore[union-attr]
+        out.append(_compare(left, ast.Eq(), 0))
+    return [n for n in out if n is not None]
+
+
+def _of_values(target: ast.expr, values: list[Any]) -> list[ast.expr | None]:
+    """What a value that is one of ``values`` is sure to be: of their kind, their sign, as many lines."""
+    if all(type(v) is str for v in values):
+        counts = {len(v.splitlines()) for v in values}
+        out = [_has(target, "str")]
+        if len(counts) == 1:
+            n = counts.pop()
+            out.append(_compare(_call("lines", target), ast.Gt(), 1) if n > 1 else _compare(_call("lines", target), ast.Eq(), n))
+        return out
+    if all(type(v) is bool for v in values):
+        return [_has(target, "bool")]
+    signs = {(v > 0) - (v < 0) for v in values if type(v) in (int, float)}
+    if len(signs) == 1 and all(type(v) in (int, float) for v in values):  # their sign, not their kind: True == 1 too
+        return [{1: _compare(target, ast.Gt(), 0), 0: _compare(target, ast.Eq(), 0), -1: _compare(target, ast.Lt(), 0)}[signs.pop()]]
+    return []
+
+
+def _number(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and type(node.value) in (int, float)
+
+
+def _is_len(node: ast.expr) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "len" and len(node.args) == 1
 
 
 def _condition(stmt: str) -> str | None:

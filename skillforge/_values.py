@@ -16,7 +16,7 @@ from ._spec import At, Const, DictOf, Each, Expr, Fmt, Join, Len, ListOf, Neg, P
 
 __all__ = [
     "EACH", "ambiguous", "bound_item", "picks_several", "var_names", "collect_values", "collection", "computed", "core", "enum_like", "evaluate", "listing", "near", "refs_in", "resolve",
-    "rebuilt", "token_shape", "value_kind", "walk_exprs",
+    "rebuilt", "same_kind", "token_shape", "value_kind", "walk_exprs",
 ]
 
 EACH = "*"  # in a fact's path: every element of a list (or value of an id-keyed dict)
@@ -370,9 +370,33 @@ def _alike(a: Any, b: Any) -> bool:
         return False
     if any(p.fullmatch(a) and p.fullmatch(b) for p in (_EMAIL, _ISO_DATE)):
         return True
-    if not _comparable(a, b):
+    if not same_kind(a, b):
         return False
     return abs(len(a.split()) - len(b.split())) <= 2 and (" " in a) == (" " in b)
+
+
+def same_kind(a: Any, b: Any) -> bool:
+    """Whether ``a`` could be ``b`` in another world, as far as their kind goes: the same type (a number
+    and a text that is one count as one), and for texts the same kind of characters, both numbers or
+    neither, both dates or neither, both emails or neither, and marks inside their words in common where both have some (a
+    username "maria.lopez" and a group "payroll-admins" are other kinds of value; a price is no email)."""
+    if type(a) is str and type(b) in (int, float) and type(b) is not bool:
+        return _NUMERIC_TEXT.fullmatch(a.strip()) is not None
+    if type(b) is str and type(a) in (int, float) and type(a) is not bool:
+        return _NUMERIC_TEXT.fullmatch(b.strip()) is not None
+    if not _comparable(a, b):
+        return False
+    if type(a) is not str:
+        return True
+    if any((p.fullmatch(a.strip()) is None) != (p.fullmatch(b.strip()) is None) for p in (_NUMERIC_TEXT, _ISO_DATE)):
+        return False  # a number or a date, and a text that is neither
+    marks_a, marks_b = _marks(a), _marks(b)
+    return ("@" in marks_a) == ("@" in marks_b) and not (marks_a and marks_b and not marks_a & marks_b)
+
+
+def _marks(text: str) -> set[str]:
+    """The punctuation inside a text's words (not at its ends: a sentence's full stop is not a mark of its kind)."""
+    return {c for c in text.strip().strip(".,;:!?'\"()") if not c.isalnum() and not c.isspace()}
 
 
 def _comparable(a: Any, b: Any) -> bool:

@@ -158,6 +158,24 @@ def test_a_name_written_otherwise_is_served_where_the_agent_passes_it_on_as_writ
     titled.close()
 
 
+def test_one_run_and_its_probes_serve_a_name_of_more_words(tmp_path: Path) -> None:
+    """Slot shapes by length: learned from "Ann Lee" (two words), probed with a name of three words the
+    library's runs show a member's name to take ("Mary Ann Lee"), put everywhere the world held "Ann
+    Lee". The agent acts alike, so the slot takes names of two to four words: "Lu Mei Chen" is served.
+    Without the probe the template takes two words only."""
+    forge = _forge(tmp_path)
+    assert forge.solve("Please lend book B-3 to member M-1009").source == "agent"  # the library now knows a longer name
+    name = forge.solve("Please lend book B-7 to Ann Lee").learned
+    assert forge.explain("Please lend book B-8 to Lu Mei Chen").outcome == "agent"  # two words, as learned
+    forge.probe()
+    records = [p for h in forge._index().by_name[name].runs for p in forge.library.load_probes(h) if p.step == SLOT]
+    assert ("slot name", "Mary Ann Lee", "same") in {(p.fact, p.to, p.verdict) for p in records}
+    three = forge.solve("Please lend book B-8 to Lu Mei Chen")
+    assert three.source == "skill" and three.llm_calls == 0, three.handover
+    assert ("M-1010", "B-8") in lending.writes() and three.output.startswith("Lent B-8 to Lu Mei Chen;")
+    forge.close()
+
+
 def test_a_call_the_record_cannot_answer_keeps_the_guard(tmp_path: Path) -> None:
     """An agent that reads the ledger of a member owing over $5.00: probing fines above that asks for a
     call no record holds, so the probe is inconclusive and the fines keep their guards."""
@@ -217,7 +235,7 @@ def test_probe_records_live_beside_the_runs_and_the_file_rerenders_from_them(des
 
 
 def test_the_probe_costs_are_counted(desk: Forge) -> None:
-    desk.solve("Please lend book B-7 to member M-1001")
+    desk.solve("Please lend book B-7 to Ann Lee")
     desk.probe()
     skill = next(iter(desk._index().by_name.values()))
     records = desk.library.load_probes(skill.runs[0])

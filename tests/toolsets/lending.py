@@ -40,7 +40,9 @@ def make_world(path: Path) -> Path:
                                        ('M-1005', 'Cy Old', 'active', 0.0, 'Springfield', 'Springfield'),
                                        ('M-1006', 'Ed Park', 'active', 1.0, 'Shelbyville', 'Shelbyville'),
                                        ('M-1007', 'Flo Wu', 'active', 1.5, 'Shelbyville', 'Shelbyville'),
-                                       ('M-1008', 'Gus Tan', 'active', 3.0, 'Shelbyville', 'Springfield');
+                                       ('M-1008', 'Gus Tan', 'active', 3.0, 'Shelbyville', 'Springfield'),
+                                       ('M-1009', 'Mary Ann Lee', 'active', 1.25, 'Springfield', 'Springfield'),
+                                       ('M-1010', 'Lu Mei Chen', 'active', 0.5, 'Springfield', 'Springfield');
             INSERT INTO orders VALUES ('W-301', 30.0, 'delivered'), ('W-302', 5.0, 'delivered'), ('W-303', 75.25, 'delivered'),
                                       ('W-304', 820.0, 'delivered');
         """)
@@ -139,7 +141,7 @@ def agent(
     skillforge.report_usage()  # and one for the answer
     m = re.search(r"lend (?:book )?(B-\d+) to (?:member )?(M-\d+)", task, re.I)
     by = re.search(r"lend (?:book )?(B-\d+) to (\S+@\S+?)\.?$", task, re.I) or re.search(
-        r"lend (?:book )?(B-\d+) to ([a-z]+ [a-z]+)$", task, re.I)
+        r"lend (?:book )?(B-\d+) to ([a-z]+(?: [a-z]+){1,3})$", task, re.I)
     if m or by:
         book = (m or by)[1]  # type: ignore[index]
         if by and not m:
