@@ -57,7 +57,33 @@ def once(lines: list[str]) -> list[str]:
                 continue
             checked[-1][1].update(_holding(cond))
         out.append(line)
-    return out
+    return _before_stronger(out)
+
+
+def _before_stronger(lines: list[str]) -> list[str]:
+    """``lines`` less each ``require`` that a later one of the same run of checks (nothing but checks
+    and comments between them, in the same block) makes sure of: ``x not in items`` before
+    ``not near(x, items)``."""
+    drop: set[int] = set()
+    for i, line in enumerate(lines):
+        cond = _condition(line.strip())
+        if cond is None or "has(" in cond:  # what must be there is checked first: a check that reads it then stops cleanly
+            continue
+        indent = len(line) - len(line.lstrip(" "))
+        said = _normal(cond)
+        for j in range(i + 1, len(lines)):
+            other = lines[j]
+            there = len(other) - len(other.lstrip(" "))
+            stmt = other.strip()
+            if stmt.startswith("#") and there == indent:
+                continue
+            later = _condition(stmt)
+            if there != indent or later is None:
+                break
+            if said in _holding(later) and _normal(later) != said:
+                drop.add(i)
+                break
+    return [line for k, line in enumerate(lines) if k not in drop]
 
 
 _HAS_TEXT = re.compile(r"require\(has\((\w+)((?:, (?:'(?:[^'\\\\]|\\\\.)*'|-?\d+))*), kind='str'\), ")
