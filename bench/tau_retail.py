@@ -77,6 +77,16 @@ def _pct(outcomes: list[Any]) -> str:
     return f"{100 * sum(o.source == 'skill' for o in outcomes) / len(outcomes):.0f}%" if outcomes else "n/a"
 
 
+def _learning(reports: list[SeedReport]) -> str:
+    """What learning adds to a solve the agent served (its run learned from, probes aside): median and p90."""
+    took = sorted(o.learning for r in reports for o in r.outcomes if o.source in ("agent", "skill+agent") and o.learning > 0)
+    if not took:
+        return "  learning per agent-served solve: none learned from"
+    p90 = took[min(len(took) - 1, int(0.9 * len(took)))]
+    return (f"  learning per agent-served solve (probes aside): median {statistics.median(took) * 1000:.0f} ms, "
+            f"p90 {p90 * 1000:.0f} ms, over {len(took)} solves")
+
+
 def render(reports: list[SeedReport], tasks: dict[str, TauTask], seconds: float) -> str:
     """The report as text: a row per seed and the mean, then where skills stopped and what they never served."""
     first = reports[0]
@@ -96,6 +106,7 @@ def render(reports: list[SeedReport], tasks: dict[str, TauTask], seconds: float)
         f"  learning-phase wrong end states: {learn_wrong}; solve() crashes: {crashes}; "
         f"agent alone vs gold mismatches: {harness} (a harness bug if not 0)",
         f"  wall time: {seconds:.1f} s",
+        _learning(reports),
     ]
     runs = [r.probe_runs for r in reports]
     if any(runs):

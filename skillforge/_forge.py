@@ -563,7 +563,9 @@ class Forge(Loading, Learning, Composing):
         elif not self.learn_enabled:
             result.not_learned = "learning is off"
         else:
+            began = time.perf_counter()
             yield Step(self._learn_from, task, run, output, result, family)
+            result.learning = time.perf_counter() - began
         result.duration = time.perf_counter() - start
         return self._logged(result, usage)
 

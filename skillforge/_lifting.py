@@ -37,7 +37,7 @@ from ._records import fold, map_blocks, record_template
 from ._runchecks import coincidences, element_ref, positional_pins, quoted_item, quoted_parts, tied_constant, unexplained_numbers
 from ._selecting import Selecting, _dig, _singular, own_key, referred
 from ._spans import TOKEN_END, TOKEN_START, TaskSpans, pieces
-from ._spec import Const, DictOf, Each, Expr, Fmt, Guard, Join, Len, ListOf, Neg, Param, Ref, Select, SkillSpec, Step, Update, range_guard, spans_of, taken_from
+from ._spec import Const, DictOf, Each, Expr, Fmt, Guard, Join, Len, ListOf, Neg, Param, Ref, Select, SkillSpec, Step, Update, range_guard, reaching, spans_of, taken_from
 from ._template import CHOICE, IGNORED, LIST, PHRASING, SLOT_PATTERNS, Slot, TaskTemplate, _said, parse_mapping, shape_of, union_shape
 from ._trajectory import Trajectory, canonical_json
 from ._values import _categorical, _leaves, collection, refs_in, resolve, walk_exprs
@@ -1210,7 +1210,7 @@ def _spanning(g: Guard, result: Any, params: dict[str, Any]) -> Guard:
             return g
     if type(v) not in (int, float):
         return g
-    return range_guard(g.path, (*spans_of(g), (v, v)), text)  # a value apart from the probed span is a span of its own
+    return range_guard(g.path, reaching(spans_of(g), v), text)  # the run acted alike at its own value too
 
 
 def expr_at(raw_steps: list[tuple[str, tuple[tuple[str, Expr], ...]]], output: Expr, site: Site) -> Expr:

@@ -37,7 +37,7 @@ from ._guards import MISSING, OBSERVED, fact_key, observe
 from ._joins import listings
 from ._relevance import acted_on
 from ._records import folded_as
-from ._spec import At, Const, Guard, Param, Ref, SkillSpec, Step, Where, range_guard, spans_of
+from ._spec import At, Const, Guard, Param, Ref, SkillSpec, Step, Where, range_guard, reaching, spans_of
 from ._template import CHOICE, IGNORED, PHRASING, Slot, choices
 from ._trajectory import Trajectory
 from ._wording import Wording, worded
@@ -118,10 +118,12 @@ def merge(
                 continue
             if g.kind == "range":  # a number probes showed not to decide: over every run's span
                 # runs that acted alike over spans apart keep to each: the number may decide between them
-                spans = []
-                for spec, run in zip(specs, runs, strict=True):
-                    mine = [sp for h in spec.steps[i].guards if fact_key(h) == key for sp in spans_of(h)]
-                    spans += mine or _point(run.calls[i].result, g.path, spec.examples, g.value[2])  # a run not probed there: its own value
+                probed = [sp for spec in specs for h in spec.steps[i].guards if fact_key(h) == key for sp in spans_of(h)]
+                spans = list(spans_of(range_guard(g.path, probed, g.value[2])))
+                for spec, run in zip(specs, runs, strict=True):  # a run with no span there: its own value, reached to
+                    if not any(fact_key(h) == key for h in spec.steps[i].guards):
+                        for v in _number_at(run.calls[i].result, g.path, spec.examples, g.value[2]):
+                            spans = reaching(spans, v)
                 kept[i].append(range_guard(g.path, spans, g.value[2]))
                 continue
             if g.kind not in _OBSERVED:  # an agreement or a check: the same in every run, or no merge
@@ -516,11 +518,11 @@ _DOMAINS: dict[str, tuple[Any, ...]] = {
 }
 
 
-def _point(result: Any, path: tuple[Any, ...], params: dict[str, Any], text: bool) -> list[tuple[float, float]]:
-    """The span of one number: the value at ``path`` in a run's result (as a number, where ``text``), or none."""
+def _number_at(result: Any, path: tuple[Any, ...], params: dict[str, Any], text: bool) -> list[float]:
+    """The number at ``path`` in a run's result (a text read as one, where ``text``), or none."""
     try:
         v = resolve(result, path, params)
         v = float(v) if text and type(v) is str else v
     except (KeyError, IndexError, TypeError, ValueError):
         return []
-    return [(v, v)] if type(v) in (int, float) else []
+    return [v] if type(v) in (int, float) else []

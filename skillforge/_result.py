@@ -34,6 +34,8 @@ class Result:
         llm_calls: model requests made for this task (0 on a pure hit).
         prompt_tokens / completion_tokens: tokens those requests used.
         duration: seconds spent in ``solve()``.
+        learning: of those, the seconds spent learning from the agent's run (0 where nothing was
+            learned from: a hit, a failed run); probes are not in it (they run after ``solve()``).
         error: why the task failed, or None if it succeeded.
         learned: the name of the skill written from this run, if any.
         not_learned: why an agent run was not turned into a skill, if it was not.
@@ -51,6 +53,7 @@ class Result:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     duration: float = 0.0
+    learning: float = 0.0
     error: str | None = None
     learned: str | None = None
     not_learned: str | None = None

@@ -24,7 +24,7 @@ from typing import Any, Union
 from ._template import Slot
 from ._trajectory import ToolRef
 
-__all__ = ["MINUS", "range_guard", "spans_of", "taken_from", "At", "Const", "DictOf", "Each", "Early", "Expr", "Fmt", "Guard", "Join", "Len", "ListOf", "Neg", "Param", "Ref", "Select", "SkillSpec", "Step", "Update", "Where"]
+__all__ = ["MINUS", "range_guard", "reaching", "spans_of", "taken_from", "At", "Const", "DictOf", "Each", "Early", "Expr", "Fmt", "Guard", "Join", "Len", "ListOf", "Neg", "Param", "Ref", "Select", "SkillSpec", "Step", "Update", "Where"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,6 +156,20 @@ def spans_of(g: Guard) -> tuple[tuple[float, float], ...]:
     """The spans a ``range`` guard keeps a number to, lowest first: one, or several apart (runs and
     probes that acted alike over each, and no evidence between them)."""
     return g.value[3] if len(g.value) > 3 else ((g.value[0], g.value[1]),)
+
+
+def reaching(spans: Any, v: float) -> list[tuple[float, float]]:
+    """``spans`` with ``v`` in one: as they are where one holds it, else the nearest reaching to it (a
+    run acted alike at ``v`` too; a value between acting otherwise would be an agent that lends at $0
+    and at $4.75 and refuses at $2)."""
+    out = list(spans)
+    if not out:
+        return [(v, v)]
+    if any(lo <= v <= hi for lo, hi in out):
+        return out
+    k = min(range(len(out)), key=lambda j: min(abs(v - out[j][0]), abs(v - out[j][1])))
+    out[k] = (min(out[k][0], v), max(out[k][1], v))
+    return out
 
 
 def range_guard(path: tuple[Any, ...], spans: Any, text: bool) -> Guard:

@@ -19,6 +19,7 @@ import ast
 import re
 from collections import Counter
 from collections.abc import Iterator
+from functools import lru_cache
 from typing import Any
 
 __all__ = ["named", "once", "texts"]
@@ -49,7 +50,7 @@ def once(lines: list[str]) -> list[str]:
         opened = set()
         stmt = line.strip()
         if stmt.startswith("if ") and (test := _if_test(stmt)) is not None:
-            opened = _holding(test)
+            opened = set(_holding(test))
         cond = _condition(stmt)
         if cond is not None:
             said = _normal(cond)
@@ -120,6 +121,7 @@ def _if_test(stmt: str) -> str | None:
     return code[3:-1] if code.endswith(":") else None
 
 
+@lru_cache(maxsize=8192)
 def _normal(cond: str) -> str:
     """``cond`` as ``ast.unparse`` writes it (so two spellings of one check compare equal)."""
     try:
@@ -128,7 +130,8 @@ def _normal(cond: str) -> str:
         return cond
 
 
-def _holding(cond: str) -> set[str]:
+@lru_cache(maxsize=8192)
+def _holding(cond: str) -> frozenset[str]:
     """What holds where ``cond`` does: itself, and the checks it makes sure of (``x in items`` means
     ``near(x, items)`` and ``len(items) > 0``; ``not near(x, items)`` means ``x not in items``; a text
     equal to ``'Open'`` is one line of text; a number from 1 to 5 is positive). Each is written as
@@ -136,7 +139,7 @@ def _holding(cond: str) -> set[str]:
     try:
         tree = ast.parse(cond, mode="eval").body
     except SyntaxError:
-        return {cond}
+        return frozenset({cond})
     out: set[str] = set()
     todo = [tree]
     while todo:
@@ -146,7 +149,7 @@ def _holding(cond: str) -> set[str]:
             todo.extend(node.values)
         else:
             out.update(ast.unparse(n) for n in _implied(node))
-    return out
+    return frozenset(out)
 
 
 def _call(name: str, *args: ast.expr) -> ast.expr:

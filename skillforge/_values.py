@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
+from functools import lru_cache
 from typing import Any
 
 from ._spec import At, Const, DictOf, Each, Expr, Fmt, Join, Len, ListOf, Neg, Param, Ref, Select, Update, Where
@@ -378,8 +379,21 @@ def _alike(a: Any, b: Any) -> bool:
 def same_kind(a: Any, b: Any) -> bool:
     """Whether ``a`` could be ``b`` in another world, as far as their kind goes: the same type (a number
     and a text that is one count as one), and for texts the same kind of characters, both numbers or
-    neither, both dates or neither, both emails or neither, and marks inside their words in common where both have some (a
-    username "maria.lopez" and a group "payroll-admins" are other kinds of value; a price is no email)."""
+    neither, both dates or neither, both emails or neither, and marks inside their words in common where
+    both have some (a username "maria.lopez" and a group "payroll-admins" are other kinds of value; a
+    price is no email)."""
+    if type(a) in (str, int, float) and type(b) in (str, int, float):
+        return _same_kind(a, b, type(a), type(b))  # the types in the key: 1 and 1.0 and True are of other kinds
+    return _kind_met(a, b)
+
+
+@lru_cache(maxsize=65536)
+def _same_kind(a: Any, b: Any, _ta: type, _tb: type) -> bool:
+    return _kind_met(a, b)
+
+
+def _kind_met(a: Any, b: Any) -> bool:
+    """``same_kind``, uncached."""
     if type(a) is str and type(b) in (int, float) and type(b) is not bool:
         return _NUMERIC_TEXT.fullmatch(a.strip()) is not None
     if type(b) is str and type(a) in (int, float) and type(a) is not bool:

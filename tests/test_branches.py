@@ -333,7 +333,7 @@ def test_a_read_before_the_branch_checks_the_element_it_takes_by_position_is_the
     assert check in body and body.index(check) < body.index("order = get_order(order_id=user_2['orders'][1])"), body
     # a customer with one order: stopped by that guard before the read, not by an IndexError in its arguments
     why = prove_all(source, spec, [latest_run("cy.park@x.io", ["#W3000001"], "pending")])
-    assert why is not None and "user_2['orders'][1] is one line of text" in why.reason, why  # there, and a text
+    assert why is not None and any(f"user_2['orders'][1] is {said}" in why.reason for said in ("a str", "one line of text")), why
 
 
 def test_a_branch_told_apart_by_an_element_taken_by_position_needs_the_element_there() -> None:
@@ -347,4 +347,5 @@ def test_a_branch_told_apart_by_an_element_taken_by_position_needs_the_element_t
     assert "if has(user_2, 'orders', 2) and (user_2['orders'][2]) in ('#W1000003',):" in source, source
     # one order: no element at position 2, so not the first way; the other way's guards stop the skill
     why = prove_all(source, spec, [latest_run("cy.park@x.io", ["#W3000001"], "pending")])
-    assert why is not None and "IndexError" not in why.reason and "user_2['orders'][3] is one line of text" in why.reason, why
+    assert why is not None and "IndexError" not in why.reason and any(
+        f"user_2['orders'][3] is {said}" in why.reason for said in ("a str", "one line of text")), why

@@ -60,6 +60,7 @@ class Outcome:
     clauses: int = 0  # served (or started) by composing this many skills, one per clause; 0 if not composed
     kinds_seen: bool = False  # every gold write's kind (tool and argument keys) was seen on an earlier task of the seed
     seconds: float = 0.0
+    learning: float = 0.0  # of them, the seconds solve() spent learning from the agent's run (probes aside)
 
     @property
     def ceiling(self) -> bool:
@@ -194,6 +195,7 @@ def solve_task(forge: Forge, task: TauTask, phase: str, seen: set[Any], *, perso
     out.source, out.skill, out.error = result.source, result.skill, result.error
     out.handover, out.handover_at = result.handover, result.handover_at
     out.learned, out.not_learned = result.learned, result.not_learned
+    out.learning = result.learning
     out.clauses = len(result.clauses)
     return out
 
