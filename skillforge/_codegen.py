@@ -489,9 +489,15 @@ class _Renderer:
         made, once, rather than in each way's block."""
         later = [st.var for st in self.spec.steps[i + 1:] if st.var]
         ways = [e.guards[i] for e in self.spec.early if e.after >= i]
+        every = [self.spec.steps[i].guards, *ways]
+        # what must be there is checked before what reads it: a check of a field some way checks the presence
+        # of and another does not stays in the ways' blocks (it stops at that way's guard, not at a KeyError)
+        present = [h.path for w in every for h in w if h.kind == "has" and not all(h in v for v in every)]
         out = []
         for g in self.spec.steps[i].guards:
             if g.kind == "unguarded" or not all(g in w for w in ways):
+                continue
+            if g.kind != "has" and any(g.path[: len(p)] == p for p in present):
                 continue
             line = self.guards(i, (g,))
             if line and not any(re.search(rf"\b{re.escape(v)}\b", line[0]) for v in later):
