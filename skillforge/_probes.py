@@ -689,11 +689,14 @@ def relengthened(
     out = []
     slots = [s for s in template.slots if s.kind not in ("choice", "ignored", "list") and s.type == "str" and not s.parts]
     held = {v for c in calls for v in (*_leaves(c.args), *_leaves(c.result)) if type(v) is str}
+    here = Known()  # the places of the run's own results that hold each text
+    for c in calls:
+        here._walk(c.tool, c.result, ())
     for slot in slots:
         value = params.get(slot.name)
         if type(value) is not str or task.count(value) != 1 or not _NAME_LIKE.fullmatch(value):
             continue
-        fields = sorted({(c.tool, w) for c in calls for w, v in _text_places(c.result, ()) if v == value})
+        fields = sorted(place for place, seen in here.values.items() if value in seen)
         words = len(value.split())
         others = sorted({o for tool, w in fields for o in known.others(tool, w, value)
                          if _NAME_LIKE.fullmatch(o) and len(o.split()) != words and o not in held
@@ -706,17 +709,6 @@ def relengthened(
             if said is not None and template.bind(said) is None:
                 out.append((said, {slot.name: (value, other)}))
     return out
-
-
-def _text_places(value: Any, where: tuple[str, ...]) -> list[tuple[tuple[str, ...], str]]:
-    """Each text in a result, with its field's place (list positions left out, as ``Known`` keys them)."""
-    if type(value) is str:
-        return [(where, value)]
-    if type(value) is dict:
-        return [p for k, v in value.items() for p in _text_places(v, (*where, k))]
-    if type(value) is list:
-        return [p for v in value[:32] for p in _text_places(v, where)]
-    return []
 
 
 def lengthened_world(

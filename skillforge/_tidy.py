@@ -49,14 +49,15 @@ def once(lines: list[str]) -> list[str]:
             checked.append((indent, opened))
         opened = set()
         stmt = line.strip()
+        lists = frozenset(t for _i, seen in checked for c in seen if (t := _listed(c)) is not None)
         if stmt.startswith("if ") and (test := _if_test(stmt)) is not None:
-            opened = set(_holding(test))
+            opened = set(_holding(test, lists))
         cond = _condition(stmt)
         if cond is not None:
             said = _normal(cond)
             if any(said in seen for _i, seen in checked):
                 continue
-            checked[-1][1].update(_holding(cond))
+            checked[-1][1].update(_holding(cond, lists))
         out.append(line)
     return _before_stronger(out)
 
@@ -65,21 +66,18 @@ def _before_stronger(lines: list[str]) -> list[str]:
     """``lines`` less each ``require`` that a later one of the same run of checks (nothing but checks
     and comments between them, in the same block) makes sure of: ``x not in items`` before
     ``not near(x, items)``."""
+    conds = [_condition(line.strip()) for line in lines]
+    indents = [len(line) - len(line.lstrip(" ")) for line in lines]
     drop: set[int] = set()
-    for i, line in enumerate(lines):
-        cond = _condition(line.strip())
+    for i, cond in enumerate(conds):
         if cond is None or "has(" in cond:  # what must be there is checked first: a check that reads it then stops cleanly
             continue
-        indent = len(line) - len(line.lstrip(" "))
         said = _normal(cond)
         for j in range(i + 1, len(lines)):
-            other = lines[j]
-            there = len(other) - len(other.lstrip(" "))
-            stmt = other.strip()
-            if stmt.startswith("#") and there == indent:
+            if indents[j] == indents[i] and lines[j].lstrip().startswith("#"):
                 continue
-            later = _condition(stmt)
-            if there != indent or later is None:
+            later = conds[j]
+            if indents[j] != indents[i] or later is None:
                 break
             if said in _holding(later) and _normal(later) != said:
                 drop.add(i)
@@ -131,11 +129,31 @@ def _normal(cond: str) -> str:
 
 
 @lru_cache(maxsize=8192)
-def _holding(cond: str) -> frozenset[str]:
+def _listed(cond: str) -> str | None:
+    """For a check that a value is a list or a dict (``has(user, 'groups', kind='list')``), the value
+    (``user['groups']``), as ``ast.unparse`` writes it; else None."""
+    if not cond.startswith("has(") or not cond.endswith(("kind='list')", "kind='dict')")):
+        return None
+    try:
+        call = ast.parse(cond, mode="eval").body
+    except SyntaxError:
+        return None
+    if not isinstance(call, ast.Call) or not call.args or not all(isinstance(a, ast.Constant) for a in call.args[1:]):
+        return None
+    target: ast.expr = call.args[0]
+    for key in call.args[1:]:
+        target = ast.Subscript(target, key)
+    return ast.unparse(target)
+
+
+@lru_cache(maxsize=8192)
+def _holding(cond: str, lists: frozenset[str] = frozenset()) -> frozenset[str]:
     """What holds where ``cond`` does: itself, and the checks it makes sure of (``x in items`` means
     ``near(x, items)`` and ``len(items) > 0``; ``not near(x, items)`` means ``x not in items``; a text
     equal to ``'Open'`` is one line of text; a number from 1 to 5 is positive). Each is written as
-    ``ast.unparse`` writes it."""
+    ``ast.unparse`` writes it. Between ``in`` and ``near`` only over a list or a dict: ``values(...)``,
+    a literal, or one of ``lists`` (checked to be one); over a text ``in`` finds a part of it, and
+    ``near`` one of its listed items."""
     try:
         tree = ast.parse(cond, mode="eval").body
     except SyntaxError:
@@ -148,7 +166,7 @@ def _holding(cond: str) -> frozenset[str]:
         if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And):
             todo.extend(node.values)
         else:
-            out.update(ast.unparse(n) for n in _implied(node))
+            out.update(ast.unparse(n) for n in _implied(node, lists))
     return frozenset(out)
 
 
@@ -171,11 +189,19 @@ def _has(target: ast.expr, kind: str) -> ast.expr | None:
     return ast.Call(ast.Name("has"), [target, *keys], [ast.keyword("kind", ast.Constant(kind))])
 
 
-def _implied(node: ast.expr) -> list[ast.expr]:
+def _no_text(node: ast.expr, lists: frozenset[str]) -> bool:
+    """Whether ``node`` is sure to be a list or a dict (see ``_holding``)."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "values":
+        return True
+    return isinstance(node, ast.Tuple | ast.List) or ast.unparse(node) in lists
+
+
+def _implied(node: ast.expr, lists: frozenset[str] = frozenset()) -> list[ast.expr]:
     """The checks ``node`` makes sure of, beyond itself."""
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
         inner = node.operand
-        if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Name) and inner.func.id == "near" and len(inner.args) == 2:
+        if (isinstance(inner, ast.Call) and isinstance(inner.func, ast.Name) and inner.func.id == "near" and len(inner.args) == 2
+                and _no_text(inner.args[1], lists)):
             return [_compare(inner.args[0], ast.NotIn(), inner.args[1])]
         return []
     if not isinstance(node, ast.Compare):
@@ -192,7 +218,7 @@ def _implied(node: ast.expr) -> list[ast.expr]:
         return []
     op, left, right = node.ops[0], node.left, node.comparators[0]
     out: list[ast.expr | None] = []
-    if isinstance(op, ast.In):
+    if isinstance(op, ast.In) and _no_text(right, lists):  # over a text, "" is in ""
         out += [_call("near", left, right), _compare(_call("len", right), ast.Gt(), 0)]
         if isinstance(right, ast.Tuple) and right.elts and all(isinstance(e, ast.Constant) for e in right.elts):
             out += _of_values(left, [e.value for e in right.elts])  # type: ignore[attr-defined]
